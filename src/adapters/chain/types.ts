@@ -1,0 +1,57 @@
+import type { Address, Chain, Hex, PublicClient } from 'viem';
+
+export type NetworkName = 'local' | 'sepolia' | 'mainnet';
+
+export interface ContractAddresses {
+  stablecoin: Address;
+  confidentialToken: Address;
+  letterVault: Address;
+}
+
+export interface EncryptedAmount {
+  /** The external handle (bytes32) to pass as `externalEuint64`. */
+  handle: Hex;
+  inputProof: Hex;
+}
+
+export interface PublicDecryption {
+  cleartexts: bigint[];
+  /** ABI-encoded cleartexts, as `finalizeUnwrap`-style verifiers take them. */
+  abiEncodedCleartexts: Hex;
+  decryptionProof: Hex;
+}
+
+/**
+ * The confidential rail: the only way service code touches FHE. The embedded network implements it with the
+ * fhEVM mock, real networks with the Zama relayer SDK; callers cannot tell which.
+ */
+export interface ConfidentialRail {
+  readonly kind: 'mock' | 'fhe';
+  /** Encrypts a 64-bit amount as an input for `contract`, to be submitted by `caller`. */
+  encryptAmount(params: { contract: Address; caller: Address; amount: bigint }): Promise<EncryptedAmount>;
+  /** Decrypts a euint64 handle as its holder (EIP-712 grant signed with `privateKey`). The zero handle is 0n. */
+  userDecrypt(params: { handle: Hex; contract: Address; privateKey: Hex }): Promise<bigint>;
+  /** Public decryption with the KMS proof, for handles marked publicly decryptable. */
+  publicDecrypt(handles: Hex[]): Promise<PublicDecryption>;
+}
+
+export interface Network {
+  readonly name: NetworkName;
+  readonly chainId: number;
+  readonly chain: Chain;
+  /** viem client for reads, receipts, gas estimation and `sendRawTransaction`. */
+  readonly publicClient: PublicClient;
+  readonly contracts: ContractAddresses;
+  /** Base of explorer links (`{base}/tx/{hash}`); null on the embedded network. */
+  readonly explorerBaseUrl: string | null;
+  /** The upstream RPC address on real networks; null on `local`, where the service itself serves `/rpc`. */
+  readonly upstreamRpcUrl: string | null;
+  /** The service's operator account: faucet, vault owner. Its key never leaves this object. */
+  readonly operator: { address: Address; privateKey: Hex };
+  readonly rail: ConfidentialRail;
+  /** Raw EIP-1193 access, served as JSON-RPC at `POST /rpc` on the embedded network only. */
+  readonly rpc: ((args: { method: string; params?: unknown }) => Promise<unknown>) | null;
+  /** Readiness probe: the chain answers (and, on real networks, the relayer is configured). */
+  ready(): Promise<{ ok: boolean; detail?: string }>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,121 @@
+/**
+ * The one error type of the service. Every failure that reaches a client is an AppError; the HTTP layer maps
+ * it to the envelope `{ok: false, error: {code, message, details?}}` in one place (src/http/errors.ts).
+ */
+
+const STATUS_BY_CODE = {
+  // 400
+  invalid_json: 400,
+  validation_error: 400,
+  invalid_request: 400,
+  invalid_amount: 400,
+  invalid_recipient: 400,
+  invalid_nota: 400,
+  invalid_passphrase: 400,
+  weak_password: 400,
+  totp_already_enabled: 400,
+  totp_not_configured: 400,
+  invalid_totp_code: 400,
+  invalid_challenge: 400,
+  challenge_expired: 400,
+  passkey_verification_failed: 400,
+  invalid_host: 400,
+  wallet_limit_reached: 400,
+  key_limit_reached: 400,
+  invalid_claim_code: 400,
+  cannot_claim_own_letter: 400,
+  void_requires_acknowledgement: 400,
+  delivery_method_unavailable: 400,
+  claim_origin_not_public: 400,
+  receipt_unavailable: 400,
+  insufficient_balance: 400,
+  wallet_not_custodial: 400,
+  // 401
+  unauthenticated: 401,
+  invalid_api_key: 401,
+  session_expired: 401,
+  invalid_credentials: 401,
+  unknown_passkey: 401,
+  // 403
+  session_required: 403,
+  account_disabled: 403,
+  signup_closed: 403,
+  forbidden: 403,
+  // 404
+  not_found: 404,
+  letter_not_found: 404,
+  // 409
+  wallet_exists: 409,
+  passkey_exists: 409,
+  already_claimed: 409,
+  letter_not_claimable: 409,
+  letter_already_mailed: 409,
+  email_taken: 409,
+  idempotency_conflict: 409,
+  // 410
+  letter_expired: 410,
+  // 413, 415
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  // 422
+  postage_unavailable: 422,
+  // 429
+  rate_limited: 429,
+  // 500
+  internal_error: 500,
+  // 502
+  faucet_failed: 502,
+  mint_failed: 502,
+  transfer_failed: 502,
+  redeem_failed: 502,
+  redeem_settlement_failed: 502,
+  claim_failed: 502,
+  claim_unsettled: 502,
+  escrow_unsettled: 502,
+  escrow_failed: 502,
+  upstream_error: 502,
+  // 503
+  escrow_vault_underfunded: 503,
+  fhe_credentials_missing: 503,
+  mail_provider_not_configured: 503,
+  configuration_missing: 503,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof STATUS_BY_CODE;
+
+export function statusOf(code: ErrorCode): number {
+  return STATUS_BY_CODE[code];
+}
+
+export interface AppErrorOptions {
+  /** Overrides the code's usual status where the interface names two (e.g. `invalid_totp_code` is 401 at login). */
+  status?: number;
+  details?: unknown;
+  cause?: unknown;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: unknown;
+
+  constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.status = options.status ?? statusOf(code);
+    this.details = options.details;
+  }
+}
+
+export function isAppError(value: unknown): value is AppError {
+  return value instanceof AppError;
+}
+
+/** A required setting is absent: a 503 that names the variable (platform-side, never the client's fault). */
+export function missingSetting(variable: string): AppError {
+  return new AppError('configuration_missing', `The service is not configured: ${variable} is not set.`, {
+    details: { variable },
+  });
+}
