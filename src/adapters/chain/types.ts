@@ -29,8 +29,19 @@ export interface ConfidentialRail {
   readonly kind: 'mock' | 'fhe';
   /** Encrypts a 64-bit amount as an input for `contract`, to be submitted by `caller`. */
   encryptAmount(params: { contract: Address; caller: Address; amount: bigint }): Promise<EncryptedAmount>;
+  /** Several amounts under one input proof (one proof is 20-30 s of CPU with real FHE): batch where you can. */
+  encryptAmounts(params: {
+    contract: Address;
+    caller: Address;
+    amounts: bigint[];
+  }): Promise<{ handles: Hex[]; inputProof: Hex }>;
   /** Decrypts a euint64 handle as its holder (EIP-712 grant signed with `privateKey`). The zero handle is 0n. */
   userDecrypt(params: { handle: Hex; contract: Address; privateKey: Hex }): Promise<bigint>;
+  /** Decrypts several handles as one holder in one request; results in the order given. */
+  userDecryptMany(params: {
+    handles: { handle: Hex; contract: Address }[];
+    privateKey: Hex;
+  }): Promise<bigint[]>;
   /** Public decryption with the KMS proof, for handles marked publicly decryptable. */
   publicDecrypt(handles: Hex[]): Promise<PublicDecryption>;
 }

@@ -1,0 +1,110 @@
+/**
+ * The in-process EVM: `@nomicfoundation/edr` (the Rust EVM inside Hardhat 2.28), driven over EIP-1193.
+ *
+ * Automining is off on purpose: the embedded network mines every block itself with `evm_mine(timestamp)`, so that
+ * each block's timestamp is chosen (and journaled) by us and a replay reproduces identical blocks and hashes.
+ */
+import {
+  ContractDecoder,
+  EdrContext,
+  L1_CHAIN_TYPE,
+  l1GenesisState,
+  l1HardforkFromString,
+  l1ProviderFactory,
+  MineOrdering,
+  type Provider,
+  type ProviderConfig,
+} from '@nomicfoundation/edr';
+import type { Address } from 'viem';
+
+export const EMBEDDED_CHAIN_ID = 31337;
+export const EMBEDDED_HARDFORK = 'Cancun';
+export const EMBEDDED_BLOCK_GAS_LIMIT = 60_000_000n;
+const INITIAL_BASE_FEE = 1_000_000_000n;
+
+/** An error answered by the JSON-RPC layer (code and message as the node gave them). */
+export class RpcError extends Error {
+  readonly code: number;
+  readonly data: unknown;
+  constructor(code: number, message: string, data?: unknown) {
+    super(message);
+    this.name = 'RpcError';
+    this.code = code;
+    this.data = data;
+  }
+}
+
+export interface Eip1193 {
+  request(args: { method: string; params?: unknown }): Promise<unknown>;
+}
+
+let contextPromise: Promise<EdrContext> | undefined;
+
+/** EDR wants one context per process ("should only be called once"). */
+function edrContext(): Promise<EdrContext> {
+  contextPromise ??= (async () => {
+    const context = new EdrContext();
+    await context.registerProviderFactory(L1_CHAIN_TYPE, l1ProviderFactory());
+    return context;
+  })();
+  return contextPromise;
+}
+
+export interface EdrOptions {
+  /** Genesis timestamp (seconds); fixed per data directory so the genesis block is always the same. */
+  genesisTimestamp: bigint;
+  /** Accounts funded at genesis. */
+  fundedAccounts: { address: Address; balance: bigint }[];
+}
+
+function hexToBytes(hex: string): Uint8Array {
+  return Uint8Array.from(Buffer.from(hex.replace(/^0x/, ''), 'hex'));
+}
+
+/** Creates an EDR provider (chain 31337, no automine) and returns it as a plain EIP-1193 object. */
+export async function createEdrProvider(options: EdrOptions): Promise<Eip1193> {
+  const context = await edrContext();
+  const genesisState = [
+    ...l1GenesisState(l1HardforkFromString(EMBEDDED_HARDFORK)),
+    ...options.fundedAccounts.map((a) => ({ address: hexToBytes(a.address), balance: a.balance })),
+  ];
+  const config: ProviderConfig = {
+    allowBlocksWithSameTimestamp: false,
+    allowUnlimitedContractSize: false,
+    bailOnCallFailure: false,
+    bailOnTransactionFailure: false,
+    blockGasLimit: EMBEDDED_BLOCK_GAS_LIMIT,
+    chainId: BigInt(EMBEDDED_CHAIN_ID),
+    coinbase: new Uint8Array(20),
+    genesisState,
+    hardfork: EMBEDDED_HARDFORK,
+    initialBaseFeePerGas: INITIAL_BASE_FEE,
+    initialDate: options.genesisTimestamp,
+    minGasPrice: 0n,
+    mining: { autoMine: false, memPool: { order: MineOrdering.Fifo } },
+    networkId: BigInt(EMBEDDED_CHAIN_ID),
+    observability: {},
+    ownedAccounts: [],
+    precompileOverrides: [],
+  };
+  const provider: Provider = await context.createProvider(
+    L1_CHAIN_TYPE,
+    config,
+    { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => {} },
+    { subscriptionCallback: () => {} },
+    new ContractDecoder(),
+  );
+  let nextId = 1;
+  return {
+    async request({ method, params }) {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params: params ?? [] });
+      const response = await provider.handleRequest(body);
+      const data = (typeof response.data === 'string' ? JSON.parse(response.data) : response.data) as {
+        result?: unknown;
+        error?: { code: number; message: string; data?: unknown };
+      };
+      if (data.error) throw new RpcError(data.error.code, data.error.message, data.error.data);
+      return data.result;
+    },
+  };
+}

@@ -1,0 +1,312 @@
+/**
+ * The fhEVM mock stack on the embedded chain, as `@fhevm/hardhat-plugin` sets it up on Hardhat:
+ *
+ * - the host contracts of `@fhevm/host-contracts` (FHEVMExecutor, ACL, KMSVerifier, InputVerifier, HCULimit) are
+ *   placed with `hardhat_setCode` at the addresses `@fhevm/solidity`'s ZamaConfig uses for chain 31337, and the
+ *   two verifiers are initialized with one mock KMS signer and one mock coprocessor signer;
+ * - `MockCoprocessor` (of `@fhevm/mock-utils`) computes clear results from the executor's events;
+ * - a small in-process "relayer" answers the mock's relayer requests (input proofs, user and public decryption);
+ * - `MockFhevmInstance` is the client, with the same interface as the relayer SDK's `FhevmInstance`.
+ *
+ * The handle database lives in memory. Values of encrypted inputs cannot be recomputed from the chain, so each input
+ * proof is journaled (`{k: 'input'}`) and re-registered on replay; computed values are rebuilt from the chain's events.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import {
+  FhevmDBMap,
+  FhevmHandle,
+  MockCoprocessor,
+  MockFhevmInstance,
+  constants as mockConstants,
+  contracts as mockContracts,
+  relayer,
+  setInitializableStorage,
+  setOwnableStorage,
+} from '@fhevm/mock-utils';
+import { SepoliaConfig } from '@zama-fhe/relayer-sdk/node';
+import { BrowserProvider, Wallet } from 'ethers';
+import { type Abi, type Address, decodeFunctionResult, encodeFunctionData, getAddress, type Hex } from 'viem';
+import type { Eip1193 } from '../chain/edr.ts';
+
+const require = createRequire(import.meta.url);
+
+/** `ZamaConfig._getLocalConfig()` of `@fhevm/solidity` 0.11.1 (chain 31337). */
+export const LOCAL_FHEVM_CONFIG = {
+  ACLAddress: '0x50157CFfD6bBFA2DECe204a89ec419c23ef5755D',
+  CoprocessorAddress: '0xe3a9105a3a932253A70F126eb1E3b589C643dD24',
+  KMSVerifierAddress: '0x901F8942346f7AB3a01F6D7613119Bca447Bb030',
+} as const satisfies Record<string, Address>;
+
+type HostContractName = 'FHEVMExecutor' | 'ACL' | 'KMSVerifier' | 'InputVerifier' | 'HCULimit';
+
+interface HostArtifact {
+  abi: Abi;
+  deployedBytecode: Hex;
+}
+
+const ZERO_HASH = `0x${'00'.repeat(32)}`;
+
+const artifactCache = new Map<HostContractName, HostArtifact>();
+
+export function hostArtifact(name: HostContractName): HostArtifact {
+  let artifact = artifactCache.get(name);
+  if (!artifact) {
+    const root = path.dirname(require.resolve('@fhevm/host-contracts/package.json'));
+    const json = JSON.parse(
+      readFileSync(path.join(root, 'artifacts', 'contracts', `${name}.sol`, `${name}.json`), 'utf8'),
+    ) as HostArtifact;
+    artifact = { abi: json.abi, deployedBytecode: json.deployedBytecode };
+    artifactCache.set(name, artifact);
+  }
+  return artifact;
+}
+
+export interface MockSignerKeys {
+  kmsSignerKey: Hex;
+  coprocessorSignerKey: Hex;
+}
+
+export interface HostAddresses {
+  acl: Address;
+  executor: Address;
+  kmsVerifier: Address;
+  inputVerifier: Address;
+  hcuLimit: Address;
+}
+
+/** Gateway-side values the EIP-712 domains use; any consistent values do, we take the Sepolia ones. */
+const GATEWAY = {
+  chainId: Number(SepoliaConfig.gatewayChainId),
+  decryptionAddress: getAddress(SepoliaConfig.verifyingContractAddressDecryption),
+  inputVerificationAddress: getAddress(SepoliaConfig.verifyingContractAddressInputVerification),
+};
+
+async function call(chain: Eip1193, to: Address, abi: Abi, functionName: string, args: unknown[] = []) {
+  const data = encodeFunctionData({ abi, functionName, args });
+  const result = (await chain.request({ method: 'eth_call', params: [{ to, data }, 'latest'] })) as Hex;
+  return decodeFunctionResult({ abi, functionName, data: result });
+}
+
+/** The addresses the executor's bytecode was compiled with (InputVerifier and HCULimit are not in ZamaConfig). */
+export async function resolveHostAddresses(chain: Eip1193): Promise<HostAddresses> {
+  const executor = hostArtifact('FHEVMExecutor');
+  const at = LOCAL_FHEVM_CONFIG.CoprocessorAddress;
+  const code = (await chain.request({ method: 'eth_getCode', params: [at, 'latest'] })) as Hex;
+  if (code === '0x') throw new Error('fhEVM host contracts are not deployed');
+  const acl = (await call(chain, at, executor.abi, 'getACLAddress')) as Address;
+  const inputVerifier = (await call(chain, at, executor.abi, 'getInputVerifierAddress')) as Address;
+  const hcuLimit = (await call(chain, at, executor.abi, 'getHCULimitAddress')) as Address;
+  if (getAddress(acl) !== LOCAL_FHEVM_CONFIG.ACLAddress) {
+    throw new Error(
+      `@fhevm/host-contracts FHEVMExecutor uses ACL ${acl}, @fhevm/solidity's ZamaConfig expects ${LOCAL_FHEVM_CONFIG.ACLAddress}`,
+    );
+  }
+  return {
+    acl: LOCAL_FHEVM_CONFIG.ACLAddress,
+    executor: at,
+    kmsVerifier: LOCAL_FHEVM_CONFIG.KMSVerifierAddress,
+    inputVerifier: getAddress(inputVerifier),
+    hcuLimit: getAddress(hcuLimit),
+  };
+}
+
+/**
+ * Places and initializes the host contracts (first start only; every call goes through the journaled chain).
+ * `sendAsOwner` sends a transaction signed by the ACL owner (the operator) and waits for it.
+ */
+export async function deployFhevmHost(
+  chain: Eip1193,
+  params: {
+    owner: Address;
+    signers: MockSignerKeys;
+    sendAsOwner: (tx: { to: Address; data: Hex }) => Promise<void>;
+  },
+): Promise<HostAddresses> {
+  const setCode = (address: Address, name: HostContractName) =>
+    chain.request({ method: 'hardhat_setCode', params: [address, hostArtifact(name).deployedBytecode] });
+  await setCode(LOCAL_FHEVM_CONFIG.CoprocessorAddress, 'FHEVMExecutor');
+  const addresses = await resolveHostAddresses(chain);
+  await setCode(addresses.acl, 'ACL');
+  await setCode(addresses.kmsVerifier, 'KMSVerifier');
+  await setCode(addresses.inputVerifier, 'InputVerifier');
+  await setCode(addresses.hcuLimit, 'HCULimit');
+
+  await setOwnableStorage(chain, addresses.acl, params.owner);
+  const initialized = { initialized: 1n, initializing: false };
+  await setInitializableStorage(chain, addresses.kmsVerifier, initialized);
+  await setInitializableStorage(chain, addresses.inputVerifier, initialized);
+
+  const kmsSigner = new Wallet(params.signers.kmsSignerKey).address as Address;
+  const coprocessorSigner = new Wallet(params.signers.coprocessorSignerKey).address as Address;
+  await params.sendAsOwner({
+    to: addresses.kmsVerifier,
+    data: encodeFunctionData({
+      abi: hostArtifact('KMSVerifier').abi,
+      functionName: 'initializeFromEmptyProxy',
+      args: [GATEWAY.decryptionAddress, BigInt(GATEWAY.chainId), [kmsSigner], 1n],
+    }),
+  });
+  await params.sendAsOwner({
+    to: addresses.inputVerifier,
+    data: encodeFunctionData({
+      abi: hostArtifact('InputVerifier').abi,
+      functionName: 'initializeFromEmptyProxy',
+      args: [GATEWAY.inputVerificationAddress, BigInt(GATEWAY.chainId), [coprocessorSigner], 1n],
+    }),
+  });
+  return addresses;
+}
+
+export interface MockFhevm {
+  instance: MockFhevmInstance;
+  addresses: HostAddresses;
+  /** Registers clear values of input handles (used by replay). */
+  insertInputs(handles: string[], values: string[]): Promise<void>;
+  /** Number of handles the mock knows (after processing pending chain events). */
+  countHandles(): Promise<number>;
+}
+
+/**
+ * Creates the coprocessor, the in-process relayer and the `MockFhevmInstance` over an already set-up chain.
+ * `recordInput` is called with every new input proof's handles and clear values before the proof is returned.
+ */
+export async function createMockFhevm(
+  chain: Eip1193,
+  params: {
+    signers: MockSignerKeys;
+    recordInput: (handles: string[], values: string[]) => Promise<void>;
+  },
+): Promise<MockFhevm> {
+  const addresses = await resolveHostAddresses(chain);
+  // The mock reads the chain through ethers: no cache of the block number (a stale one makes decryptions miss).
+  const readonlyProvider = new BrowserProvider(chain, 31337, {
+    cacheTimeout: -1,
+    staticNetwork: true,
+    polling: false,
+  });
+  const kmsSigner = new Wallet(params.signers.kmsSignerKey, readonlyProvider);
+  const coprocessorSigner = new Wallet(params.signers.coprocessorSignerKey, readonlyProvider);
+
+  const repository = await mockContracts.FhevmContractsRepository.create(readonlyProvider, {
+    aclContractAddress: addresses.acl,
+    kmsContractAddress: addresses.kmsVerifier,
+    aclAbi: hostArtifact('ACL').abi as never,
+    fhevmExecutorAbi: hostArtifact('FHEVMExecutor').abi as never,
+    hcuLimitAbi: hostArtifact('HCULimit').abi as never,
+    inputVerifierAbi: hostArtifact('InputVerifier').abi as never,
+    kmsVerifierAbi: hostArtifact('KMSVerifier').abi as never,
+    inputVerifierProperties: { signers: [coprocessorSigner] },
+    kmsVerifierProperties: { signers: [kmsSigner] },
+  });
+
+  const db = new FhevmDBMap();
+  await db.init(0);
+  const coprocessor = await MockCoprocessor.create(readonlyProvider, {
+    coprocessorContractAddress: addresses.executor,
+    coprocessorSigners: [coprocessorSigner],
+    inputVerifierContractAddress: addresses.inputVerifier,
+    db,
+  });
+
+  const insertInputs = async (handles: string[], values: string[]) => {
+    for (const [i, handle] of handles.entries()) {
+      const value = values[i];
+      if (value === undefined) throw new Error('input handle without a value');
+      // Input handles carry no chain position (as in the mock's own input flow).
+      await coprocessor.insertHandleBytes32(handle, value, {
+        blockNumber: 0,
+        index: 0,
+        transactionHash: ZERO_HASH,
+      });
+    }
+  };
+
+  // The mock's relayer: what @fhevm/hardhat-plugin's provider extender answers on Hardhat.
+  const relayerProvider: Eip1193 = {
+    async request({ method, params: rawParams }) {
+      const args = (rawParams ?? []) as unknown[];
+      switch (method) {
+        case relayer.RELAYER_V1_INPUT_PROOF: {
+          const payload = args[0];
+          relayer.assertIsMockRelayerV1InputProofPayload(payload);
+          if (getAddress(payload.mockData.aclContractAddress) !== addresses.acl) {
+            throw new Error(`ACL address mismatch: ${payload.mockData.aclContractAddress}`);
+          }
+          const contractChainId = Number(BigInt(payload.contractChainId));
+          const handleBytes = FhevmHandle.computeHandles(
+            Buffer.from(payload.ciphertextWithInputVerification.replace(/^0x/, ''), 'hex'),
+            payload.mockData.fhevmTypes,
+            payload.mockData.aclContractAddress,
+            contractChainId,
+            mockConstants.FHEVM_HANDLE_VERSION,
+          );
+          const response = await coprocessor.computeCoprocessorSignatures(
+            handleBytes,
+            contractChainId,
+            payload.contractAddress,
+            payload.userAddress,
+            payload.extraData,
+          );
+          const handles = response.handles.map((h) => (h.startsWith('0x') ? h : `0x${h}`));
+          const values = payload.mockData.clearTextValuesBigIntHex;
+          await insertInputs(handles, values);
+          await params.recordInput(handles, values);
+          return response;
+        }
+        case relayer.RELAYER_V1_USER_DECRYPT:
+        case relayer.RELAYER_V1_DELEGATED_USER_DECRYPT: {
+          // MockFhevmInstance has already checked the ACL and the EIP-712 signature.
+          const payload = args[0] as { handleContractPairs: { handle: string }[] };
+          const handles = payload.handleContractPairs.map(
+            (p) => `0x${BigInt(p.handle).toString(16).padStart(64, '0')}`,
+          );
+          const decrypted = await coprocessor.queryHandlesBytes32AsHex(handles);
+          return { payload: { decrypted_values: decrypted }, signature: `0x${'00'.repeat(32)}` };
+        }
+        case relayer.RELAYER_V1_PUBLIC_DECRYPT: {
+          const payload = args[0];
+          relayer.assertIsRelayerV1PublicDecryptPayload(payload);
+          const clearTexts = await coprocessor.queryHandlesBytes32AsHex(payload.ciphertextHandles);
+          const signed = await repository.kmsVerifier.computeDecryptionSignatures(
+            payload.ciphertextHandles,
+            clearTexts,
+            payload.extraData,
+          );
+          return { decrypted_value: signed.abiEncodedClearResult, signatures: signed.signatures };
+        }
+        default:
+          return chain.request({ method, params: rawParams });
+      }
+    },
+  };
+
+  const instance = await MockFhevmInstance.create(
+    relayerProvider,
+    readonlyProvider,
+    {
+      verifyingContractAddressDecryption: GATEWAY.decryptionAddress,
+      verifyingContractAddressInputVerification: GATEWAY.inputVerificationAddress,
+      kmsContractAddress: addresses.kmsVerifier,
+      inputVerifierContractAddress: addresses.inputVerifier,
+      aclContractAddress: addresses.acl,
+      chainId: 31337,
+      gatewayChainId: GATEWAY.chainId,
+    },
+    {
+      inputVerifierProperties: repository.inputVerifier.inputVerifierProperties,
+      kmsVerifierProperties: repository.kmsVerifier.kmsVerifierProperties,
+    },
+  );
+
+  return {
+    instance,
+    addresses,
+    insertInputs,
+    async countHandles() {
+      await coprocessor.awaitCoprocessor();
+      return db.countHandles;
+    },
+  };
+}

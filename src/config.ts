@@ -1,0 +1,143 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { NetworkName } from './adapters/chain/types.ts';
+
+export type Environment = 'sandbox' | 'production';
+
+export interface RateLimitSettings {
+  writesPerMinute: number;
+  readsPerMinute: number;
+  loginFailuresPer15Min: number;
+  claimAttemptsPer15Min: number;
+  signupsPerHour: number;
+  previewsPerMinute: number;
+}
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly databaseUrl: string | null;
+  readonly network: NetworkName;
+  readonly environment: Environment;
+  readonly rpcUrl: string | null;
+  readonly publicOrigin: string;
+  readonly masterKey: string | null;
+  readonly sweepSecret: string | null;
+  readonly trustProxy: boolean;
+  readonly signup: 'open' | 'closed';
+  readonly zamaApiKey: string | null;
+  readonly lobApiKey: string | null;
+  readonly operatorPrivateKey: string | null;
+  readonly contracts: { stablecoin?: string; confidentialToken?: string; letterVault?: string };
+  readonly logLevel: string;
+  readonly rateLimits: RateLimitSettings;
+  /** Faucet: default amount and rolling 24 h cap per account, in public-stablecoin units (decimal strings). */
+  readonly faucet: { defaultAmount: string; capPer24h: string; gasTopUp: string };
+  readonly worker: { enabled: boolean; pollMs: number; concurrency: number };
+  readonly version: string;
+}
+
+class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function text(env: NodeJS.ProcessEnv, name: string): string | null {
+  const value = env[name]?.trim();
+  return value ? value : null;
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = 2 ** 31): number {
+  const raw = text(env, name);
+  if (raw === null) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}`);
+  return value;
+}
+
+function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = text(env, name)?.toLowerCase();
+  if (raw === undefined || raw === null) return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be on or off, got "${raw}"`);
+}
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[], fallback: T): T {
+  const raw = text(env, name);
+  if (raw === null) return fallback;
+  if (!(values as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+function packageVersion(): string {
+  const path = new URL('../package.json', import.meta.url);
+  return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version : '0.0.0';
+}
+
+/** Parses the environment once, fails fast on a malformed value, and freezes the result. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const network = oneOf(env, 'NETWORK', ['local', 'sepolia', 'mainnet'] as const, 'local');
+  const publicOrigin = (text(env, 'PUBLIC_ORIGIN') ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  try {
+    new URL(publicOrigin);
+  } catch {
+    throw new ConfigError(`PUBLIC_ORIGIN must be an absolute origin, got "${publicOrigin}"`);
+  }
+  const config: Config = {
+    port,
+    host: text(env, 'HOST') ?? '127.0.0.1',
+    dataDir: resolve(text(env, 'DATA_DIR') ?? './data'),
+    databaseUrl: text(env, 'DATABASE_URL'),
+    network,
+    environment: network === 'mainnet' ? 'production' : 'sandbox',
+    rpcUrl: text(env, 'RPC_URL'),
+    publicOrigin,
+    masterKey: text(env, 'MASTER_KEY'),
+    sweepSecret: text(env, 'SWEEP_SECRET'),
+    trustProxy: flag(env, 'TRUST_PROXY', false),
+    signup: oneOf(env, 'SIGNUP', ['open', 'closed'] as const, 'open'),
+    zamaApiKey: text(env, 'ZAMA_API_KEY'),
+    lobApiKey: text(env, 'LOB_API_KEY'),
+    operatorPrivateKey: text(env, 'OPERATOR_PRIVATE_KEY'),
+    contracts: {
+      ...(text(env, 'STABLECOIN_ADDRESS') ? { stablecoin: text(env, 'STABLECOIN_ADDRESS') as string } : {}),
+      ...(text(env, 'CONFIDENTIAL_TOKEN_ADDRESS')
+        ? { confidentialToken: text(env, 'CONFIDENTIAL_TOKEN_ADDRESS') as string }
+        : {}),
+      ...(text(env, 'LETTER_VAULT_ADDRESS')
+        ? { letterVault: text(env, 'LETTER_VAULT_ADDRESS') as string }
+        : {}),
+    },
+    logLevel: text(env, 'LOG_LEVEL') ?? 'info',
+    rateLimits: {
+      writesPerMinute: integer(env, 'RATE_LIMIT_WRITES_PER_MINUTE', 30, 1),
+      readsPerMinute: integer(env, 'RATE_LIMIT_READS_PER_MINUTE', 120, 1),
+      loginFailuresPer15Min: integer(env, 'RATE_LIMIT_LOGIN_PER_15_MINUTES', 10, 1),
+      claimAttemptsPer15Min: integer(env, 'RATE_LIMIT_CLAIMS_PER_15_MINUTES', 10, 1),
+      signupsPerHour: integer(env, 'RATE_LIMIT_SIGNUPS_PER_HOUR', 30, 1),
+      previewsPerMinute: integer(env, 'RATE_LIMIT_PREVIEWS_PER_MINUTE', 30, 1),
+    },
+    faucet: {
+      defaultAmount: text(env, 'FAUCET_DEFAULT_AMOUNT') ?? '100.00',
+      capPer24h: '1000',
+      gasTopUp: text(env, 'FAUCET_GAS_TOP_UP') ?? '0.05',
+    },
+    worker: {
+      enabled: flag(env, 'WORKER', true),
+      pollMs: integer(env, 'WORKER_POLL_MS', 100, 10),
+      concurrency: integer(env, 'WORKER_CONCURRENCY', 8, 1, 256),
+    },
+    version: packageVersion(),
+  };
+  if (network !== 'local' && !config.masterKey) {
+    throw new ConfigError('MASTER_KEY is required outside the embedded network');
+  }
+  return Object.freeze(config);
+}
+
+export { ConfigError };

@@ -1,0 +1,19 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Network } from './adapters/chain/types.ts';
+import type { Config } from './config.ts';
+import type { Database } from './db/client.ts';
+import type { RateLimitStore } from './http/rate-limit.ts';
+import type { Keyring } from './lib/secrets.ts';
+import type { Clock } from './lib/time.ts';
+
+/** Everything the feature modules need from the outside, built once by the composition root (src/main.ts). */
+export interface Deps {
+  readonly config: Config;
+  readonly database: Database;
+  readonly keyring: Keyring;
+  readonly clock: Clock;
+  readonly rateLimits: RateLimitStore;
+  /** Null while the chain is not part of this process (tests of the API alone). */
+  readonly network: Network | null;
+  readonly logger?: FastifyBaseLogger;
+}

@@ -1,0 +1,127 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.ts';
+import { AppError } from '../lib/errors.ts';
+import { sha256Hex } from '../lib/secrets.ts';
+import { findLiveSession, type UserRow } from '../modules/accounts/accounts.repository.ts';
+import { findKeyByHash, touchKey } from '../modules/keys/keys.repository.ts';
+import { consume, type Limit } from './rate-limit.ts';
+
+export const SESSION_COOKIE = 'svc_session';
+export const API_KEY_PATTERN = /^svc_sk_[A-Za-z0-9_-]{43}$/;
+
+/** `none`: public; `either`: API key or session; `session`: a browser session only. */
+export type AuthMode = 'none' | 'either' | 'session';
+/** Which budget a route spends: the general read or write budget, its own, or none. */
+export type RateClass = 'read' | 'write' | 'claim' | 'own' | 'none';
+
+export interface Principal {
+  kind: 'session' | 'api_key';
+  id: string;
+  userId: string;
+  expiresAt: Date | null;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthMode;
+    rate?: RateClass;
+    /** Sandbox probes answer errors flat: `{ok: false, error: string}`. */
+    flat?: boolean;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+    user: UserRow | null;
+  }
+}
+
+// lastUsedAt is written at most this often per key, so a hot key does not turn every read into a write.
+const TOUCH_INTERVAL_MS = 30_000;
+
+async function authenticate(
+  deps: Deps,
+  request: FastifyRequest,
+): Promise<{ principal: Principal; user: UserRow }> {
+  const { db } = deps.database;
+  const now = deps.clock.now();
+  const authorization = request.headers.authorization;
+  if (authorization !== undefined) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    const key = match?.[1];
+    if (!key || !API_KEY_PATTERN.test(key)) {
+      throw new AppError('invalid_api_key', 'The API key is malformed.');
+    }
+    const found = await findKeyByHash(db, sha256Hex(key));
+    if (!found || found.key.revokedAt) throw new AppError('invalid_api_key', 'The API key is not valid.');
+    if (found.key.expiresAt && found.key.expiresAt <= now) {
+      throw new AppError('invalid_api_key', 'The API key has expired.');
+    }
+    if (!found.key.lastUsedAt || now.getTime() - found.key.lastUsedAt.getTime() >= TOUCH_INTERVAL_MS) {
+      await touchKey(db, found.key.id, now);
+    }
+    return {
+      principal: { kind: 'api_key', id: found.key.id, userId: found.user.id, expiresAt: found.key.expiresAt },
+      user: found.user,
+    };
+  }
+  const token = request.cookies[SESSION_COOKIE];
+  if (token) {
+    const found = await findLiveSession(db, token, now);
+    if (!found) throw new AppError('session_expired', 'The session has expired. Log in again.');
+    return {
+      principal: {
+        kind: 'session',
+        id: found.session.id,
+        userId: found.user.id,
+        expiresAt: found.session.expiresAt,
+      },
+      user: found.user,
+    };
+  }
+  throw new AppError('unauthenticated', 'Authentication required: an API key or a session.');
+}
+
+/** The principal of an authenticated route; routes with `auth: 'none'` must not call it. */
+export function principalOf(request: FastifyRequest): { principal: Principal; user: UserRow } {
+  if (!request.principal || !request.user) throw new AppError('unauthenticated', 'Authentication required.');
+  return { principal: request.principal, user: request.user };
+}
+
+export function limitFor(deps: Deps, rate: 'read' | 'write' | 'claim'): Limit {
+  const limits = deps.config.rateLimits;
+  switch (rate) {
+    case 'read':
+      return { bucket: 'read', max: limits.readsPerMinute, windowMs: 60_000 };
+    case 'write':
+      return { bucket: 'write', max: limits.writesPerMinute, windowMs: 60_000 };
+    case 'claim':
+      return { bucket: 'claim', max: limits.claimAttemptsPer15Min, windowMs: 15 * 60_000 };
+  }
+}
+
+/** Authentication, then the principal's budget, before the body is even parsed. */
+export function installAuth(app: FastifyInstance, deps: Deps): void {
+  app.decorateRequest('principal', null);
+  app.decorateRequest('user', null);
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const config = request.routeOptions.config ?? {};
+    const mode = config.auth ?? 'none';
+    if (mode !== 'none') {
+      const { principal, user } = await authenticate(deps, request);
+      if (user.disabledAt) throw new AppError('account_disabled', 'This account is disabled.');
+      if (mode === 'session' && principal.kind !== 'session') {
+        throw new AppError(
+          'session_required',
+          'This operation needs a browser session; API keys cannot do it.',
+        );
+      }
+      request.principal = principal;
+      request.user = user;
+    }
+    const rate = config.rate ?? (request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write');
+    if (rate === 'none' || rate === 'own') return;
+    const principal = request.principal;
+    const subject = principal ? `${principal.kind}:${principal.id}` : `ip:${request.ip}`;
+    const keyed = rate === 'claim' ? `${subject}|ip:${request.ip}` : subject;
+    await consume(deps.rateLimits, reply, limitFor(deps, rate), keyed, deps.clock.now());
+  });
+}

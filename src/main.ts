@@ -1,0 +1,90 @@
+import { parseArgs } from 'node:util';
+import closeWithGrace from 'close-with-grace';
+import { buildApp } from './app.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import type { Deps } from './deps.ts';
+import { runAccountsCommand } from './modules/accounts/accounts.cli.ts';
+import { closeDeps, createDeps } from './runtime.ts';
+
+const USAGE = `sealpay <command>
+
+Commands:
+  start                      API, worker and (on NETWORK=local) the embedded chain, in one process
+  serve                      API only (scale out: any number, against one PostgreSQL)
+  worker                     worker only (any number, against one PostgreSQL)
+  migrate                    apply database migrations and exit
+  accounts create --email E [--name N] [--company C]
+                             create an account with a temporary password (printed once)
+  accounts disable --email E
+  accounts enable --email E
+
+Settings come from the environment: see README.md.`;
+
+type Role = { api: boolean; worker: boolean };
+
+async function run(role: Role): Promise<void> {
+  const config = loadConfig();
+  const deps = await createDeps(config, { network: true });
+  const app = await buildApp(deps);
+  const stoppers: Array<() => Promise<void>> = [];
+  closeWithGrace({ delay: 10_000, logger: app.log }, async ({ err, signal }) => {
+    if (err) app.log.error({ err }, 'stopping after an error');
+    else app.log.info({ signal }, 'stopping');
+    for (const stop of stoppers) await stop();
+    await app.close();
+    await closeDeps(deps);
+  });
+  if (role.api) {
+    await app.listen({ port: config.port, host: config.host });
+    app.log.info(
+      { network: config.network, environment: config.environment, database: deps.database.kind },
+      `sealpay ready on http://${config.host}:${config.port} (public origin ${config.publicOrigin})`,
+    );
+  } else {
+    app.log.info('sealpay worker running');
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'start':
+      return run({ api: true, worker: true });
+    case 'serve':
+      return run({ api: true, worker: false });
+    case 'worker':
+      return run({ api: false, worker: true });
+    case 'migrate': {
+      const deps: Deps = await createDeps(loadConfig());
+      await closeDeps(deps);
+      console.log('migrations applied');
+      return;
+    }
+    case 'accounts': {
+      const { positionals, values } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: { email: { type: 'string' }, name: { type: 'string' }, company: { type: 'string' } },
+      });
+      const deps = await createDeps(loadConfig());
+      try {
+        console.log(await runAccountsCommand(deps, positionals[0] ?? '', values));
+      } finally {
+        await closeDeps(deps);
+      }
+      return;
+    }
+    default:
+      console.log(USAGE);
+      if (command && command !== 'help' && command !== '--help') process.exitCode = 2;
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    console.error(`sealpay: ${error.message}`);
+    process.exit(2);
+  }
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,50 @@
+import type { Network } from './adapters/chain/types.ts';
+import type { Config } from './config.ts';
+import { type Database, openDatabase } from './db/client.ts';
+import type { Deps } from './deps.ts';
+import { MemoryRateLimitStore, PostgresRateLimitStore } from './http/rate-limit.ts';
+import { loadKeyring } from './lib/secrets.ts';
+import { type Clock, systemClock } from './lib/time.ts';
+
+export interface RuntimeOptions {
+  /** Starts the chain adapter (embedded network or RPC). Off for commands that only touch the database. */
+  network?: boolean;
+  clock?: Clock;
+  database?: Database;
+}
+
+/** Opens the database (migrated), the keyring and, when asked, the network: the dependencies of every command. */
+export async function createDeps(config: Config, options: RuntimeOptions = {}): Promise<Deps> {
+  const database =
+    options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  await database.migrate();
+  const keyring = loadKeyring({
+    masterKey: config.masterKey,
+    previous: process.env.MASTER_KEY_PREVIOUS ?? null,
+    dataDir: config.dataDir,
+  });
+  const rateLimits =
+    database.kind === 'postgres' ? new PostgresRateLimitStore(database.db) : new MemoryRateLimitStore();
+  let network: Network | null = null;
+  if (options.network) {
+    // Loaded on demand: commands without a chain never pay for the EVM and the fhEVM stack.
+    const chainModule = './adapters/chain/network.ts';
+    const { createNetwork } = (await import(chainModule)) as {
+      createNetwork: (options: Record<string, unknown>) => Promise<Network>;
+    };
+    network = await createNetwork({
+      network: config.network,
+      dataDir: config.dataDir,
+      rpcUrl: config.rpcUrl ?? undefined,
+      zamaApiKey: config.zamaApiKey ?? undefined,
+      operatorPrivateKey: config.operatorPrivateKey ?? undefined,
+      contracts: config.contracts,
+    });
+  }
+  return { config, database, keyring, clock: options.clock ?? systemClock, rateLimits, network };
+}
+
+export async function closeDeps(deps: Deps): Promise<void> {
+  await deps.network?.close();
+  await deps.database.close();
+}
