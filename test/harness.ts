@@ -1,0 +1,129 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { buildApp } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { type Database, openDatabase } from '../src/db/client.ts';
+import type { Deps } from '../src/deps.ts';
+import type { App } from '../src/http/types.ts';
+import { type Clock, ManualClock } from '../src/lib/time.ts';
+import { closeDeps, createDeps } from '../src/runtime.ts';
+
+/**
+ * A database for one test file: in-memory PGlite by default; when DATABASE_URL is set (the CI PostgreSQL run),
+ * a fresh PostgreSQL database created for this file and dropped afterwards.
+ */
+export async function openTestDatabase(): Promise<{ database: Database; drop: () => Promise<void> }> {
+  const adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    const database = await openDatabase({ databaseUrl: null, dataDir: null });
+    return { database, drop: async () => {} };
+  }
+  const name = `sealpay_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const database = await openDatabase({ databaseUrl: url.toString(), dataDir: null, poolSize: 5 });
+  return {
+    database,
+    drop: async () => {
+      const cleanup = new pg.Client({ connectionString: adminUrl });
+      await cleanup.connect();
+      await cleanup.query(`drop database if exists ${name} with (force)`);
+      await cleanup.end();
+    },
+  };
+}
+
+export interface TestContext {
+  app: App;
+  deps: Deps;
+  clock: ManualClock;
+  close: () => Promise<void>;
+}
+
+export interface TestOptions {
+  env?: Record<string, string>;
+  clock?: Clock;
+  /** Start the embedded chain (slow: only for tests that move money). */
+  network?: boolean;
+}
+
+export async function createTestContext(options: TestOptions = {}): Promise<TestContext> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sealpay-test-'));
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...options.env });
+  const { database, drop } = await openTestDatabase();
+  const clock = (options.clock as ManualClock | undefined) ?? new ManualClock();
+  const deps = await createDeps(config, { database, clock, network: options.network ?? false });
+  const app = await buildApp(deps, { logger: false });
+  await app.ready();
+  return {
+    app,
+    deps,
+    clock,
+    close: async () => {
+      await app.close();
+      await closeDeps(deps);
+      await drop();
+    },
+  };
+}
+
+export interface Caller {
+  headers: Record<string, string>;
+  userId: string;
+  email: string;
+  password: string;
+}
+
+let counter = 0;
+export const PASSWORD = 'Correct-Horse-9';
+
+/** Signs up a fresh account and returns headers that carry its session cookie. */
+export async function signup(app: App, overrides: { email?: string; password?: string; ip?: string } = {}): Promise<Caller> {
+  counter += 1;
+  const email = overrides.email ?? `user${counter}-${randomBytes(3).toString('hex')}@example.com`;
+  const password = overrides.password ?? PASSWORD;
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/signup',
+    payload: { email, password, name: `User ${counter}` },
+    remoteAddress: overrides.ip ?? `10.0.${Math.floor(counter / 250) % 250}.${(counter % 250) + 1}`,
+  });
+  if (response.statusCode !== 201) throw new Error(`signup failed: ${response.statusCode} ${response.body}`);
+  return {
+    headers: { cookie: sessionCookieOf(response.headers['set-cookie']) },
+    userId: response.json().data.user.id,
+    email,
+    password,
+  };
+}
+
+export function sessionCookieOf(setCookie: string | string[] | undefined): string {
+  const all = Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : [];
+  const found = all.find((cookie) => cookie.startsWith('svc_session='));
+  if (!found) throw new Error('no session cookie was set');
+  return found.split(';')[0] as string;
+}
+
+/** Creates an API key from the caller's session; returns headers carrying it. */
+export async function apiKeyOf(app: App, caller: Caller, body: Record<string, unknown> = { name: 'test' }) {
+  const response = await app.inject({ method: 'POST', url: '/api/v1/keys', headers: caller.headers, payload: body });
+  if (response.statusCode !== 201) throw new Error(`key creation failed: ${response.statusCode} ${response.body}`);
+  const data = response.json().data;
+  return { headers: { authorization: `Bearer ${data.plaintext}` }, key: data.key, plaintext: data.plaintext as string };
+}
+
+/** Asserts the error envelope and returns the error. */
+export function errorOf(response: { statusCode: number; json: () => unknown }) {
+  const body = response.json() as { ok: boolean; error: { code: string; message: string; details?: unknown } };
+  if (body.ok !== false || typeof body.error?.code !== 'string' || typeof body.error?.message !== 'string') {
+    throw new Error(`not an error envelope: ${JSON.stringify(body)}`);
+  }
+  return { status: response.statusCode, ...body.error };
+}
