@@ -85,7 +85,10 @@ let counter = 0;
 export const PASSWORD = 'Correct-Horse-9';
 
 /** Signs up a fresh account and returns headers that carry its session cookie. */
-export async function signup(app: App, overrides: { email?: string; password?: string; ip?: string } = {}): Promise<Caller> {
+export async function signup(
+  app: App,
+  overrides: { email?: string; password?: string; ip?: string } = {},
+): Promise<Caller> {
   counter += 1;
   const email = overrides.email ?? `user${counter}-${randomBytes(3).toString('hex')}@example.com`;
   const password = overrides.password ?? PASSWORD;
@@ -113,15 +116,28 @@ export function sessionCookieOf(setCookie: string | string[] | undefined): strin
 
 /** Creates an API key from the caller's session; returns headers carrying it. */
 export async function apiKeyOf(app: App, caller: Caller, body: Record<string, unknown> = { name: 'test' }) {
-  const response = await app.inject({ method: 'POST', url: '/api/v1/keys', headers: caller.headers, payload: body });
-  if (response.statusCode !== 201) throw new Error(`key creation failed: ${response.statusCode} ${response.body}`);
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/v1/keys',
+    headers: caller.headers,
+    payload: body,
+  });
+  if (response.statusCode !== 201)
+    throw new Error(`key creation failed: ${response.statusCode} ${response.body}`);
   const data = response.json().data;
-  return { headers: { authorization: `Bearer ${data.plaintext}` }, key: data.key, plaintext: data.plaintext as string };
+  return {
+    headers: { authorization: `Bearer ${data.plaintext}` },
+    key: data.key,
+    plaintext: data.plaintext as string,
+  };
 }
 
 /** Asserts the error envelope and returns the error. */
 export function errorOf(response: { statusCode: number; json: () => unknown }) {
-  const body = response.json() as { ok: boolean; error: { code: string; message: string; details?: unknown } };
+  const body = response.json() as {
+    ok: boolean;
+    error: { code: string; message: string; details?: unknown };
+  };
   if (body.ok !== false || typeof body.error?.code !== 'string' || typeof body.error?.message !== 'string') {
     throw new Error(`not an error envelope: ${JSON.stringify(body)}`);
   }
