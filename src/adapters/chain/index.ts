@@ -1,0 +1,39 @@
+/**
+ * The chain adapter's entry point: `createNetwork(config)` picks the embedded network (`local`) or a real one.
+ */
+import { createEmbeddedNetwork, type Logger } from './embedded.ts';
+import { createRemoteNetwork } from './remote.ts';
+import type { ContractAddresses, Network, NetworkName } from './types.ts';
+
+export type { EmbeddedNetwork, EmbeddedNetworkOptions, Logger } from './embedded.ts';
+export { createEmbeddedNetwork, embeddedChain } from './embedded.ts';
+export { handleJsonRpcBody, isPublicRpcMethod, jsonRpcParseError } from './jsonrpc.ts';
+export { createRemoteNetwork, EXPLORERS } from './remote.ts';
+export type { ContractAddresses, Network, NetworkName } from './types.ts';
+
+export interface NetworkConfig {
+  network: NetworkName;
+  /** Where the embedded network keeps its key, state and journal (`{dataDir}/chain`). */
+  dataDir: string;
+  rpcUrl?: string;
+  zamaApiKey?: string;
+  operatorPrivateKey?: string;
+  contracts?: Partial<ContractAddresses>;
+  logger?: Logger;
+}
+
+export async function createNetwork(config: NetworkConfig): Promise<Network> {
+  if (config.network === 'local') {
+    return createEmbeddedNetwork({
+      dataDir: config.dataDir,
+      ...(config.logger ? { logger: config.logger } : {}),
+    });
+  }
+  return createRemoteNetwork({
+    network: config.network,
+    ...(config.rpcUrl !== undefined ? { rpcUrl: config.rpcUrl } : {}),
+    ...(config.zamaApiKey !== undefined ? { zamaApiKey: config.zamaApiKey } : {}),
+    ...(config.operatorPrivateKey !== undefined ? { operatorPrivateKey: config.operatorPrivateKey } : {}),
+    contracts: config.contracts ?? {},
+  });
+}

@@ -1,0 +1,170 @@
+/**
+ * `NETWORK=sepolia|mainnet`: viem over `RPC_URL` (HTTP) and the Zama relayer SDK.
+ *
+ * Construction never fails for a missing setting, so that the service starts and answers 503s: what is missing
+ * throws on first use (`missingSetting('RPC_URL')`, `missingSetting('OPERATOR_PRIVATE_KEY')`, the contract
+ * addresses, or `fhe_credentials_missing` for the relayer), and `ready()` lists it. The relayer SDK instance is
+ * created on first confidential use (it downloads the FHE public key) and retried if that fails.
+ */
+import { type FhevmInstanceConfig, MainnetConfig, SepoliaConfig } from '@zama-fhe/relayer-sdk/node';
+import {
+  type Address,
+  createPublicClient,
+  custom,
+  getAddress,
+  type Hex,
+  http,
+  isAddress,
+  type PublicClient,
+} from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { mainnet, sepolia } from 'viem/chains';
+import { AppError, missingSetting } from '../../lib/errors.ts';
+import { createFhevmRail, type FhevmInstanceLike } from '../confidential/fhevm-rail.ts';
+import type { ContractAddresses, Network } from './types.ts';
+
+export interface RemoteNetworkOptions {
+  network: 'sepolia' | 'mainnet';
+  rpcUrl?: string;
+  zamaApiKey?: string;
+  operatorPrivateKey?: string;
+  contracts: Partial<ContractAddresses>;
+  /** Replaces the relayer SDK's `createInstance` (tests). */
+  createInstance?: (config: FhevmInstanceConfig) => Promise<FhevmInstanceLike>;
+}
+
+const CONTRACT_SETTINGS: Record<keyof ContractAddresses, string> = {
+  stablecoin: 'STABLECOIN_ADDRESS',
+  confidentialToken: 'CONFIDENTIAL_TOKEN_ADDRESS',
+  letterVault: 'LETTER_VAULT_ADDRESS',
+};
+
+export const EXPLORERS = {
+  sepolia: 'https://sepolia.etherscan.io',
+  mainnet: 'https://etherscan.io',
+} as const;
+
+function invalidSetting(variable: string, why: string): AppError {
+  return new AppError('configuration_missing', `The service is misconfigured: ${variable} ${why}.`, {
+    details: { variable },
+  });
+}
+
+export function createRemoteNetwork(options: RemoteNetworkOptions): Network {
+  const chain = options.network === 'mainnet' ? mainnet : sepolia;
+  const rpcUrl = options.rpcUrl?.trim() || undefined;
+  const zamaApiKey = options.zamaApiKey?.trim() || undefined;
+  const operatorKey = options.operatorPrivateKey?.trim() || undefined;
+
+  if (rpcUrl && !/^https?:\/\//.test(rpcUrl)) throw invalidSetting('RPC_URL', 'must be an http(s) URL');
+  if (operatorKey && !/^0x[0-9a-fA-F]{64}$/.test(operatorKey)) {
+    throw invalidSetting('OPERATOR_PRIVATE_KEY', 'must be a 0x-prefixed 32-byte hex key');
+  }
+  for (const [field, variable] of Object.entries(CONTRACT_SETTINGS)) {
+    const value = options.contracts[field as keyof ContractAddresses];
+    if (value !== undefined && !isAddress(value)) throw invalidSetting(variable, 'is not an address');
+  }
+
+  const missing = (): string[] => {
+    const list: string[] = [];
+    if (!rpcUrl) list.push('RPC_URL');
+    if (!operatorKey) list.push('OPERATOR_PRIVATE_KEY');
+    for (const [field, variable] of Object.entries(CONTRACT_SETTINGS)) {
+      if (!options.contracts[field as keyof ContractAddresses]) list.push(variable);
+    }
+    if (!zamaApiKey) list.push('ZAMA_API_KEY');
+    return list;
+  };
+
+  const publicClient = (
+    rpcUrl
+      ? createPublicClient({ chain, transport: http(rpcUrl, { retryCount: 2, timeout: 20_000 }) })
+      : createPublicClient({
+          chain,
+          transport: custom({
+            request: async () => {
+              throw missingSetting('RPC_URL');
+            },
+          }),
+        })
+  ) as PublicClient;
+
+  const operator = operatorKey
+    ? { address: privateKeyToAccount(operatorKey as Hex).address, privateKey: operatorKey as Hex }
+    : null;
+
+  const contracts = {} as ContractAddresses;
+  for (const [field, variable] of Object.entries(CONTRACT_SETTINGS) as [keyof ContractAddresses, string][]) {
+    const value = options.contracts[field];
+    Object.defineProperty(contracts, field, {
+      enumerable: true,
+      get(): Address {
+        if (!value) throw missingSetting(variable);
+        return getAddress(value);
+      },
+    });
+  }
+
+  const baseConfig = options.network === 'mainnet' ? MainnetConfig : SepoliaConfig;
+  const createInstance =
+    options.createInstance ??
+    (async (config: FhevmInstanceConfig) => {
+      const { createInstance: sdkCreateInstance } = await import('@zama-fhe/relayer-sdk/node');
+      return (await sdkCreateInstance(config)) as unknown as FhevmInstanceLike;
+    });
+  let instancePromise: Promise<FhevmInstanceLike> | null = null;
+  const getInstance = (): Promise<FhevmInstanceLike> => {
+    if (!zamaApiKey) {
+      return Promise.reject(
+        new AppError(
+          'fhe_credentials_missing',
+          'The Zama relayer credentials (ZAMA_API_KEY) are not configured.',
+        ),
+      );
+    }
+    if (!rpcUrl) return Promise.reject(missingSetting('RPC_URL'));
+    instancePromise ??= createInstance({
+      ...baseConfig,
+      network: rpcUrl,
+      auth: { __type: 'ApiKeyHeader', value: zamaApiKey },
+    }).catch((error: unknown) => {
+      instancePromise = null;
+      throw new AppError('upstream_error', 'The Zama relayer could not be reached.', { cause: error });
+    });
+    return instancePromise;
+  };
+
+  return {
+    name: options.network,
+    chainId: chain.id,
+    chain,
+    publicClient,
+    contracts,
+    explorerBaseUrl: EXPLORERS[options.network],
+    upstreamRpcUrl: rpcUrl ?? null,
+    get operator() {
+      if (!operator) throw missingSetting('OPERATOR_PRIVATE_KEY');
+      return operator;
+    },
+    rail: createFhevmRail('fhe', getInstance),
+    rpc: null,
+    async ready() {
+      const absent = missing();
+      if (!rpcUrl) return { ok: false, detail: `missing settings: ${absent.join(', ')}` };
+      try {
+        const chainId = await publicClient.getChainId();
+        if (chainId !== chain.id) {
+          return {
+            ok: false,
+            detail: `RPC_URL serves chain ${chainId}, expected ${chain.id} (${options.network})`,
+          };
+        }
+      } catch (error) {
+        return { ok: false, detail: `RPC_URL does not answer: ${(error as Error).message.split('\n')[0]}` };
+      }
+      if (absent.length > 0) return { ok: false, detail: `missing settings: ${absent.join(', ')}` };
+      return { ok: true };
+    },
+    async close() {},
+  };
+}
