@@ -60,7 +60,11 @@ export function loadArtifact(name: ContractName): ContractArtifact {
 /** The public stablecoin (ERC-20, 6 decimals) with the operator's faucet mint. */
 export const stablecoinAbi = [
   ...erc20Abi,
-  ...parseAbi(['function mint(address to, uint256 amount)', 'function owner() view returns (address)']),
+  ...parseAbi([
+    'function mint(address to, uint256 amount)',
+    'function owner() view returns (address)',
+    'error OwnableUnauthorizedAccount(address account)',
+  ]),
 ] as const;
 
 /** cSTABLE: OpenZeppelin's ERC7984ERC20Wrapper. */

@@ -61,6 +61,20 @@ function hexToBytes(hex: string): Uint8Array {
   return Uint8Array.from(Buffer.from(hex.replace(/^0x/, ''), 'hex'));
 }
 
+/**
+ * EDR answers a revert in `eth_call`/`eth_estimateGas` as `{code: -32000, data: {data: '0x…'}}`; wallets, viem and
+ * ethers expect geth's shape `{code: 3, message: 'execution reverted…', data: '0x…'}` to decode custom errors.
+ */
+function normalizeError(error: { code: number; message: string; data?: unknown }): RpcError {
+  const inner = error.data as { data?: unknown } | undefined;
+  const revertData = typeof inner === 'object' && inner !== null ? inner.data : undefined;
+  if (typeof revertData === 'string' && /^0x[0-9a-fA-F]*$/.test(revertData)) {
+    const detail = error.message.replace(/^VM Exception while processing transaction: /, '');
+    return new RpcError(3, `execution reverted: ${detail}`, revertData);
+  }
+  return new RpcError(error.code, error.message, error.data);
+}
+
 /** Creates an EDR provider (chain 31337, no automine) and returns it as a plain EIP-1193 object. */
 export async function createEdrProvider(options: EdrOptions): Promise<Eip1193> {
   const context = await edrContext();
@@ -71,7 +85,7 @@ export async function createEdrProvider(options: EdrOptions): Promise<Eip1193> {
   const config: ProviderConfig = {
     allowBlocksWithSameTimestamp: false,
     allowUnlimitedContractSize: false,
-    bailOnCallFailure: false,
+    bailOnCallFailure: true,
     bailOnTransactionFailure: false,
     blockGasLimit: EMBEDDED_BLOCK_GAS_LIMIT,
     chainId: BigInt(EMBEDDED_CHAIN_ID),
@@ -103,7 +117,7 @@ export async function createEdrProvider(options: EdrOptions): Promise<Eip1193> {
         result?: unknown;
         error?: { code: number; message: string; data?: unknown };
       };
-      if (data.error) throw new RpcError(data.error.code, data.error.message, data.error.data);
+      if (data.error) throw normalizeError(data.error);
       return data.result;
     },
   };

@@ -16,6 +16,7 @@ import {
   createPublicClient,
   custom,
   encodeDeployData,
+  getAddress,
   type Hex,
   type PublicClient,
 } from 'viem';
@@ -176,7 +177,7 @@ export async function createEmbeddedNetwork(options: EmbeddedNetworkOptions): Pr
         data: encodeDeployData({ abi: artifact.abi, bytecode: artifact.bytecode, args }),
       });
       if (!receipt.contractAddress) throw new Error(`Deployment of ${name} returned no address`);
-      return receipt.contractAddress;
+      return getAddress(receipt.contractAddress);
     };
     const stablecoin = await deploy(CONTRACT_NAMES.stablecoin, [operatorAddress]);
     const confidentialToken = await deploy(CONTRACT_NAMES.confidentialToken, [stablecoin]);
