@@ -14,7 +14,9 @@ import type { App } from './http/types.ts';
 import { newId } from './lib/ids.ts';
 import { type LoginExtensions, registerAccountRoutes } from './modules/accounts/accounts.routes.ts';
 import { registerKeyRoutes } from './modules/keys/keys.routes.ts';
+import { registerNetworkRoutes, registerRpcRoute } from './modules/network/network.routes.ts';
 import { registerSandboxRoutes } from './modules/sandbox/sandbox.routes.ts';
+import { registerWalletRoutes } from './modules/wallets/wallets.routes.ts';
 
 export const API_PREFIX = '/api/v1';
 
@@ -72,6 +74,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
       registerSandboxRoutes(typed, deps);
       registerAccountRoutes(typed, deps, loginExtensions);
       registerKeyRoutes(typed, deps);
+      registerNetworkRoutes(typed, deps);
+      registerWalletRoutes(typed, deps);
       typed.get('/openapi.json', { config: { rate: 'none' }, schema: { hide: true } }, async () =>
         app.swagger(),
       );
@@ -83,6 +87,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
     routePrefix: '/docs',
     configuration: { url: `${API_PREFIX}/openapi.json`, title: 'sealpay API reference' },
   });
+
+  await registerRpcRoute(app, deps);
 
   app.get('/healthz', { schema: { hide: true } }, async () => ok({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {

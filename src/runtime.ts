@@ -1,4 +1,4 @@
-import type { Network } from './adapters/chain/types.ts';
+import type { ContractAddresses, Network } from './adapters/chain/types.ts';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/client.ts';
 import type { Deps } from './deps.ts';
@@ -11,6 +11,11 @@ export interface RuntimeOptions {
   network?: boolean;
   clock?: Clock;
   database?: Database;
+  logger?: {
+    info: (...args: never[]) => void;
+    warn: (...args: never[]) => void;
+    error: (...args: never[]) => void;
+  };
 }
 
 /** Opens the database (migrated), the keyring and, when asked, the network: the dependencies of every command. */
@@ -28,17 +33,15 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
   let network: Network | null = null;
   if (options.network) {
     // Loaded on demand: commands without a chain never pay for the EVM and the fhEVM stack.
-    const chainModule = './adapters/chain/network.ts';
-    const { createNetwork } = (await import(chainModule)) as {
-      createNetwork: (options: Record<string, unknown>) => Promise<Network>;
-    };
+    const { createNetwork } = await import('./adapters/chain/index.ts');
     network = await createNetwork({
       network: config.network,
       dataDir: config.dataDir,
-      rpcUrl: config.rpcUrl ?? undefined,
-      zamaApiKey: config.zamaApiKey ?? undefined,
-      operatorPrivateKey: config.operatorPrivateKey ?? undefined,
-      contracts: config.contracts,
+      ...(config.rpcUrl ? { rpcUrl: config.rpcUrl } : {}),
+      ...(config.zamaApiKey ? { zamaApiKey: config.zamaApiKey } : {}),
+      ...(config.operatorPrivateKey ? { operatorPrivateKey: config.operatorPrivateKey } : {}),
+      contracts: config.contracts as Partial<ContractAddresses>,
+      ...(options.logger ? { logger: options.logger } : {}),
     });
   }
   return { config, database, keyring, clock: options.clock ?? systemClock, rateLimits, network };

@@ -1,2 +1,4 @@
 export * from './accounts.ts';
 export * from './security.ts';
+export * from './transactions.ts';
+export * from './wallets.ts';

@@ -1,0 +1,27 @@
+import { sql } from 'drizzle-orm';
+import { boolean, index, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { users } from './accounts.ts';
+import { createdAt } from './columns.ts';
+
+export const wallets = pgTable(
+  'wallets',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id),
+    /** Checksummed address; unique across the whole deployment (`409 wallet_exists`). */
+    address: text('address').notNull(),
+    type: text('type', { enum: ['CUSTODIAL', 'EXTERNAL'] }).notNull(),
+    label: text('label').notNull(),
+    isPrimary: boolean('is_primary').notNull().default(false),
+    /** Custodial key sealed with the keyring (AES-256-GCM, key id inside); null for external wallets. */
+    sealedPrivateKey: text('sealed_private_key'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex('wallets_address_key').on(sql`lower(${t.address})`),
+    index('wallets_user_idx').on(t.userId),
+    uniqueIndex('wallets_one_primary_key').on(t.userId).where(sql`${t.isPrimary}`),
+  ],
+);

@@ -1,0 +1,44 @@
+import { and, asc, eq, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client.ts';
+import { wallets } from '../../db/schema/index.ts';
+
+export type WalletRow = typeof wallets.$inferSelect;
+
+export function listWallets(db: DbOrTx, userId: string): Promise<WalletRow[]> {
+  return db
+    .select()
+    .from(wallets)
+    .where(eq(wallets.userId, userId))
+    .orderBy(asc(wallets.createdAt), asc(wallets.id));
+}
+
+export async function findWallet(db: DbOrTx, userId: string, id: string): Promise<WalletRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(wallets)
+    .where(and(eq(wallets.id, id), eq(wallets.userId, userId)))
+    .limit(1);
+  return row;
+}
+
+export async function findWalletById(db: DbOrTx, id: string): Promise<WalletRow | undefined> {
+  const [row] = await db.select().from(wallets).where(eq(wallets.id, id)).limit(1);
+  return row;
+}
+
+export async function findWalletByAddress(db: DbOrTx, address: string): Promise<WalletRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(wallets)
+    .where(sql`lower(${wallets.address}) = ${address.toLowerCase()}`)
+    .limit(1);
+  return row;
+}
+
+export async function countWallets(db: DbOrTx, userId: string): Promise<number> {
+  const [row] = await db
+    .select({ count: sql<number>`count(*)::int` })
+    .from(wallets)
+    .where(eq(wallets.userId, userId));
+  return Number(row?.count ?? 0);
+}
