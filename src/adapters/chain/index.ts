@@ -5,10 +5,13 @@ import { createEmbeddedNetwork, type Logger } from './embedded.ts';
 import { createRemoteNetwork } from './remote.ts';
 import type { ContractAddresses, Network, NetworkName } from './types.ts';
 
+export * from '../confidential/helpers.ts';
+export * from './contracts.ts';
 export type { EmbeddedNetwork, EmbeddedNetworkOptions, Logger } from './embedded.ts';
 export { createEmbeddedNetwork, embeddedChain } from './embedded.ts';
 export { handleJsonRpcBody, isPublicRpcMethod, jsonRpcParseError } from './jsonrpc.ts';
-export { createRemoteNetwork, EXPLORERS } from './remote.ts';
+export { createRemoteNetwork, EXPLORERS, findAppError } from './remote.ts';
+export * from './tx.ts';
 export type { ContractAddresses, Network, NetworkName } from './types.ts';
 
 export interface NetworkConfig {

@@ -1,12 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SepoliaConfig } from '@zama-fhe/relayer-sdk/node';
-import { BaseError } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../lib/errors.ts';
 import type { FhevmInstanceLike } from '../confidential/fhevm-rail.ts';
 import { createNetwork } from './index.ts';
-import { createRemoteNetwork } from './remote.ts';
+import { createRemoteNetwork, findAppError } from './remote.ts';
 
 const KEY = `0x${'11'.repeat(32)}` as const;
 const CONTRACTS = {
@@ -14,15 +13,6 @@ const CONTRACTS = {
   confidentialToken: '0x1000000000000000000000000000000000000002',
   letterVault: '0x1000000000000000000000000000000000000003',
 } as const;
-
-function appErrorOf(error: unknown): AppError | undefined {
-  let current: unknown = error;
-  while (current) {
-    if (current instanceof AppError) return current;
-    current = current instanceof BaseError || current instanceof Error ? current.cause : undefined;
-  }
-  return undefined;
-}
 
 describe('remote network configuration', () => {
   it('starts without settings and names what is missing, as 503s', async () => {
@@ -52,7 +42,7 @@ describe('remote network configuration', () => {
     expect(() => network.contracts.confidentialToken).toThrow(/CONFIDENTIAL_TOKEN_ADDRESS/);
 
     const readError = await network.publicClient.getBlockNumber().catch((e: unknown) => e);
-    expect(appErrorOf(readError)).toMatchObject({
+    expect(findAppError(readError)).toMatchObject({
       code: 'configuration_missing',
       details: { variable: 'RPC_URL' },
     });

@@ -50,6 +50,19 @@ function invalidSetting(variable: string, why: string): AppError {
   });
 }
 
+/**
+ * viem wraps what a transport throws (`missingSetting('RPC_URL')` from a client without RPC_URL) in its own errors:
+ * this finds the AppError in an error's cause chain, for the HTTP layer to answer with it.
+ */
+export function findAppError(error: unknown): AppError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 10; depth++) {
+    if (current instanceof AppError) return current;
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return undefined;
+}
+
 export function createRemoteNetwork(options: RemoteNetworkOptions): Network {
   const chain = options.network === 'mainnet' ? mainnet : sepolia;
   const rpcUrl = options.rpcUrl?.trim() || undefined;
