@@ -185,9 +185,10 @@ describe('embedded network persistence', () => {
     }
   });
 
-  it('refuses methods that would rewrite history', async () => {
+  it('refuses methods that would rewrite history, and a second process on the same data directory', async () => {
     const network = await createEmbeddedNetwork({ dataDir });
     try {
+      await expect(createEmbeddedNetwork({ dataDir })).rejects.toThrow(/in use/);
       await expect(network.rpc({ method: 'evm_snapshot' })).rejects.toThrow(/not supported/);
       await expect(network.rpc({ method: 'hardhat_reset' })).rejects.toThrow(/not supported/);
       await expect(network.rpc({ method: 'no_suchMethod' })).rejects.toThrow(/not found/);

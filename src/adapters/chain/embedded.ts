@@ -81,6 +81,39 @@ function writeSecretFile(file: string, content: string): void {
   renameSync(tmp, file);
 }
 
+/**
+ * One process per data directory: a second one would append to the same journal. The lock file holds the owner's
+ * pid; a lock left by a dead process (kill -9) is taken over.
+ */
+function acquireLock(dir: string): () => void {
+  const file = path.join(dir, 'lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+      return () => rmSync(file, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const pid = Number(readFileSync(file, 'utf8').trim());
+      let alive = false;
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid) {
+        try {
+          process.kill(pid, 0);
+          alive = true;
+        } catch (probe) {
+          alive = (probe as NodeJS.ErrnoException).code === 'EPERM';
+        }
+      }
+      if (alive || pid === process.pid) {
+        throw new Error(
+          `The embedded chain in ${dir} is in use by process ${pid} (one process per DATA_DIR)`,
+        );
+      }
+      rmSync(file, { force: true });
+    }
+  }
+  throw new Error(`Could not lock ${dir}`);
+}
+
 function loadOrCreateOperatorKey(dir: string): Hex {
   const file = path.join(dir, 'operator.key');
   if (existsSync(file)) {
@@ -98,6 +131,21 @@ export async function createEmbeddedNetwork(options: EmbeddedNetworkOptions): Pr
   const logger = options.logger ?? silentLogger;
   const dir = path.join(options.dataDir, 'chain');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const releaseLock = acquireLock(dir);
+  try {
+    return await startEmbeddedNetwork(dir, logger, started, releaseLock);
+  } catch (error) {
+    releaseLock();
+    throw error;
+  }
+}
+
+async function startEmbeddedNetwork(
+  dir: string,
+  logger: Logger,
+  started: number,
+  releaseLock: () => void,
+): Promise<EmbeddedNetwork> {
   const operatorKey = loadOrCreateOperatorKey(dir);
   const operatorAddress = privateKeyToAccount(operatorKey).address;
   const stateFile = path.join(dir, 'state.json');
@@ -234,6 +282,7 @@ export async function createEmbeddedNetwork(options: EmbeddedNetworkOptions): Pr
       closed = true;
       await chain.drain();
       await journal.close();
+      releaseLock();
     },
   };
 }
