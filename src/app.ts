@@ -16,6 +16,8 @@ import { type LoginExtensions, registerAccountRoutes } from './modules/accounts/
 import { registerKeyRoutes } from './modules/keys/keys.routes.ts';
 import { registerNetworkRoutes, registerRpcRoute } from './modules/network/network.routes.ts';
 import { registerSandboxRoutes } from './modules/sandbox/sandbox.routes.ts';
+import { registerSecurityRoutes } from './modules/security/security.routes.ts';
+import { totpSecondFactor } from './modules/security/totp.service.ts';
 import { registerWalletRoutes } from './modules/wallets/wallets.routes.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -66,7 +68,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
   app.addSchema(ErrorEnvelope);
   const metrics = installMetrics(app);
 
-  const loginExtensions: LoginExtensions = {};
+  const loginExtensions: LoginExtensions = { secondFactor: (user) => totpSecondFactor(deps, user) };
   await app.register(
     async (api) => {
       const typed = api as unknown as App;
@@ -76,6 +78,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
       registerKeyRoutes(typed, deps);
       registerNetworkRoutes(typed, deps);
       registerWalletRoutes(typed, deps);
+      registerSecurityRoutes(typed, deps);
       typed.get('/openapi.json', { config: { rate: 'none' }, schema: { hide: true } }, async () =>
         app.swagger(),
       );

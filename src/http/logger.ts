@@ -21,6 +21,7 @@ export const REDACTED_PATHS = [
     'code',
     'secret',
     'totpSecret',
+    'otpauthUrl',
     'pendingToken',
     'token',
     'nota',

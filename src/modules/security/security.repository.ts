@@ -1,0 +1,213 @@
+import { and, asc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client.ts';
+import { passkeys, pendingTotpLogins, usedWebauthnChallenges, users } from '../../db/schema/index.ts';
+import { newId } from '../../lib/ids.ts';
+import { randomToken, sha256Hex } from '../../lib/secrets.ts';
+import type { UserRow } from '../accounts/accounts.repository.ts';
+
+export type PasskeyRow = typeof passkeys.$inferSelect;
+export type PendingTotpLoginRow = typeof pendingTotpLogins.$inferSelect;
+
+export const PENDING_LOGIN_TTL_MS = 5 * 60_000;
+/** Wrong codes one pending token tolerates before it is spent (the per-IP login limit applies as well). */
+export const PENDING_LOGIN_MAX_ATTEMPTS = 5;
+
+/** A TOTP step is spendable only above the last accepted one. */
+const stepUnspent = (step: number) => or(isNull(users.totpLastStep), lt(users.totpLastStep, step));
+
+/**
+ * Advances the user's last accepted TOTP step to `step`, only if it is larger: the one atomic place where a code
+ * becomes spent. Returns false when that step (or a later one) was accepted already.
+ */
+export async function advanceTotpStep(db: DbOrTx, userId: string, step: number): Promise<boolean> {
+  const updated = await db
+    .update(users)
+    .set({ totpLastStep: step })
+    .where(and(eq(users.id, userId), stepUnspent(step)))
+    .returning({ id: users.id });
+  return updated.length === 1;
+}
+
+/** Pending secret → active secret, 2FA on, `step` spent; false when the enrollment or step changed meanwhile. */
+export async function activateTotp(
+  db: DbOrTx,
+  userId: string,
+  pendingSealed: string,
+  step: number,
+  now: Date,
+): Promise<boolean> {
+  const updated = await db
+    .update(users)
+    .set({
+      totpSecretSealed: pendingSealed,
+      totpPendingSecretSealed: null,
+      totpEnabled: true,
+      totpLastStep: step,
+      updatedAt: now,
+    })
+    .where(and(eq(users.id, userId), eq(users.totpPendingSecretSealed, pendingSealed), stepUnspent(step)))
+    .returning({ id: users.id });
+  return updated.length === 1;
+}
+
+/** 2FA off and both secrets dropped, `step` spent; false when 2FA was off already or the step was spent. */
+export async function deactivateTotp(db: DbOrTx, userId: string, step: number, now: Date): Promise<boolean> {
+  const updated = await db
+    .update(users)
+    .set({
+      totpSecretSealed: null,
+      totpPendingSecretSealed: null,
+      totpEnabled: false,
+      totpLastStep: step,
+      updatedAt: now,
+    })
+    .where(and(eq(users.id, userId), eq(users.totpEnabled, true), stepUnspent(step)))
+    .returning({ id: users.id });
+  return updated.length === 1;
+}
+
+export async function createPendingTotpLogin(
+  db: DbOrTx,
+  userId: string,
+  now: Date,
+): Promise<{ token: string; row: PendingTotpLoginRow }> {
+  const token = randomToken(32);
+  const [row] = await db
+    .insert(pendingTotpLogins)
+    .values({
+      id: newId(),
+      userId,
+      tokenHash: sha256Hex(token),
+      expiresAt: new Date(now.getTime() + PENDING_LOGIN_TTL_MS),
+      createdAt: now,
+    })
+    .returning();
+  if (!row) throw new Error('insert into pending_totp_logins returned no row');
+  // Finished pending logins are kept only briefly.
+  await db
+    .delete(pendingTotpLogins)
+    .where(lt(pendingTotpLogins.expiresAt, new Date(now.getTime() - PENDING_LOGIN_TTL_MS)));
+  return { token, row };
+}
+
+/** The live (unexpired, unspent, attempts left) pending login of a token. */
+export async function findLivePendingTotpLogin(
+  db: DbOrTx,
+  token: string,
+  now: Date,
+): Promise<PendingTotpLoginRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(pendingTotpLogins)
+    .where(
+      and(
+        eq(pendingTotpLogins.tokenHash, sha256Hex(token)),
+        isNull(pendingTotpLogins.consumedAt),
+        gt(pendingTotpLogins.expiresAt, now),
+        lt(pendingTotpLogins.attempts, PENDING_LOGIN_MAX_ATTEMPTS),
+      ),
+    )
+    .limit(1);
+  return row;
+}
+
+/** Spends a pending login; false when another request spent it first. */
+export async function consumePendingTotpLogin(db: DbOrTx, id: string, now: Date): Promise<boolean> {
+  const updated = await db
+    .update(pendingTotpLogins)
+    .set({ consumedAt: now })
+    .where(and(eq(pendingTotpLogins.id, id), isNull(pendingTotpLogins.consumedAt)))
+    .returning({ id: pendingTotpLogins.id });
+  return updated.length === 1;
+}
+
+export async function countPendingTotpFailure(db: DbOrTx, id: string): Promise<void> {
+  await db
+    .update(pendingTotpLogins)
+    .set({ attempts: sql`${pendingTotpLogins.attempts} + 1` })
+    .where(eq(pendingTotpLogins.id, id));
+}
+
+/**
+ * Records a WebAuthn challenge as spent. Returns false when it was spent before (the primary key is the
+ * challenge's hash, so two concurrent requests cannot both succeed).
+ */
+export async function spendChallenge(
+  db: DbOrTx,
+  values: { challenge: string; purpose: string; userId: string | null; expiresAt: Date },
+  now: Date,
+): Promise<boolean> {
+  await db.delete(usedWebauthnChallenges).where(lt(usedWebauthnChallenges.expiresAt, now));
+  const inserted = await db
+    .insert(usedWebauthnChallenges)
+    .values({
+      challengeHash: sha256Hex(values.challenge),
+      purpose: values.purpose,
+      userId: values.userId,
+      expiresAt: values.expiresAt,
+      usedAt: now,
+    })
+    .onConflictDoNothing()
+    .returning({ challengeHash: usedWebauthnChallenges.challengeHash });
+  return inserted.length === 1;
+}
+
+export async function listPasskeys(db: DbOrTx, userId: string): Promise<PasskeyRow[]> {
+  return db
+    .select()
+    .from(passkeys)
+    .where(eq(passkeys.userId, userId))
+    .orderBy(asc(passkeys.createdAt), asc(passkeys.id));
+}
+
+export async function findPasskeyByCredentialId(
+  db: DbOrTx,
+  credentialId: string,
+): Promise<{ passkey: PasskeyRow; user: UserRow } | undefined> {
+  const [row] = await db
+    .select({ passkey: passkeys, user: users })
+    .from(passkeys)
+    .innerJoin(users, eq(users.id, passkeys.userId))
+    .where(eq(passkeys.credentialId, credentialId))
+    .limit(1);
+  return row;
+}
+
+export async function insertPasskey(
+  db: DbOrTx,
+  values: {
+    userId: string;
+    credentialId: string;
+    publicKey: string;
+    counter: number;
+    transports: string[];
+    deviceName: string | null;
+  },
+  now: Date,
+): Promise<PasskeyRow> {
+  const [row] = await db
+    .insert(passkeys)
+    .values({ id: newId(), ...values, createdAt: now })
+    .returning();
+  if (!row) throw new Error('insert into passkeys returned no row');
+  return row;
+}
+
+/**
+ * Stores the counter of a verified assertion and stamps lastUsedAt. The stored counter only moves forward: a
+ * concurrent assertion that already stored a larger one wins, and this one is refused (false).
+ */
+export async function recordPasskeyUse(
+  db: DbOrTx,
+  id: string,
+  previousCounter: number,
+  newCounter: number,
+  now: Date,
+): Promise<boolean> {
+  const updated = await db
+    .update(passkeys)
+    .set({ counter: newCounter, lastUsedAt: now })
+    .where(and(eq(passkeys.id, id), eq(passkeys.counter, previousCounter)))
+    .returning({ id: passkeys.id });
+  return updated.length === 1;
+}

@@ -1,0 +1,224 @@
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import { Type } from '@sinclair/typebox';
+import type { Deps } from '../../deps.ts';
+import { principalOf } from '../../http/auth.ts';
+import { ok, responses } from '../../http/envelope.ts';
+import type { App } from '../../http/types.ts';
+import { toUser, User } from '../accounts/accounts.schema.ts';
+import { completeLogin } from '../accounts/accounts.service.ts';
+import {
+  authenticationOptions,
+  passkeyLogin,
+  registerPasskey,
+  registrationOptions,
+  toPasskey,
+} from './passkeys.ts';
+import { listPasskeys } from './security.repository.ts';
+import {
+  OptionsData,
+  Passkey,
+  PasskeyLoginBody,
+  PasskeyLoginOptionsBody,
+  RegisterPasskeyBody,
+  TotpDisableBody,
+  TotpEnableBody,
+  TotpLoginBody,
+  TotpSetupData,
+  TotpState,
+} from './security.schema.ts';
+import { completeTotpLogin, disableTotp, enableTotp, setupTotp } from './totp.service.ts';
+
+const UserData = Type.Object({ user: User });
+
+/** TOTP two-factor and passkeys: enrollment under `/me`, the second login step and passkey login under `/auth`. */
+export function registerSecurityRoutes(app: App, deps: Deps): void {
+  const { db } = deps.database;
+
+  app.post(
+    '/me/totp/setup',
+    {
+      config: { auth: 'session' },
+      schema: {
+        tags: ['Security'],
+        summary: 'Start TOTP enrollment',
+        description:
+          'Creates a pending secret (sealed at rest) and returns it with its `otpauth://` URI, once. ' +
+          'Confirm with `POST /me/totp/enable`. `400 totp_already_enabled` while 2FA is on.',
+        response: responses({ 200: TotpSetupData }),
+      },
+    },
+    async (request) => ok(await setupTotp(deps, principalOf(request).user)),
+  );
+
+  app.post(
+    '/me/totp/enable',
+    {
+      config: { auth: 'session' },
+      schema: {
+        tags: ['Security'],
+        summary: 'Enable TOTP',
+        description:
+          'Confirms the pending enrollment with a live code; two-factor enforcement starts on success. ' +
+          'Errors: `400 totp_not_configured`, `400 invalid_totp_code`.',
+        body: TotpEnableBody,
+        response: responses({ 200: TotpState(true) }),
+      },
+    },
+    async (request) => {
+      await enableTotp(deps, principalOf(request).user, request.body.code);
+      return ok({ totpEnabled: true as const });
+    },
+  );
+
+  app.post(
+    '/me/totp/disable',
+    {
+      config: { auth: 'session' },
+      schema: {
+        tags: ['Security'],
+        summary: 'Disable TOTP',
+        description:
+          'Needs the password and a live code. Errors: `401 invalid_credentials` (password), ' +
+          '`400 invalid_totp_code`, `400 totp_not_configured`.',
+        body: TotpDisableBody,
+        response: responses({ 200: TotpState(false) }),
+      },
+    },
+    async (request) => {
+      await disableTotp(deps, principalOf(request).user, request.body.password, request.body.code);
+      return ok({ totpEnabled: false as const });
+    },
+  );
+
+  app.post(
+    '/auth/login/totp',
+    {
+      config: { auth: 'none', rate: 'own' },
+      schema: {
+        tags: ['Accounts'],
+        summary: 'Second login step: TOTP code',
+        description:
+          'Exchanges the `pendingToken` of `POST /auth/login` and a live code for a session cookie. Pending ' +
+          'tokens live 5 minutes and are single use. Every failure is `401 invalid_totp_code` and counts ' +
+          'against the login limit.',
+        body: TotpLoginBody,
+        response: responses({ 200: UserData }),
+      },
+    },
+    async (request, reply) => {
+      const user = await completeTotpLogin(
+        deps,
+        request,
+        reply,
+        request.body.pendingToken,
+        request.body.code,
+      );
+      const loggedIn = await completeLogin(deps, reply, user);
+      return ok({ user: toUser(loggedIn) });
+    },
+  );
+
+  app.get(
+    '/me/passkeys',
+    {
+      config: { auth: 'either' },
+      schema: {
+        tags: ['Security'],
+        summary: 'List passkeys',
+        response: responses({ 200: Type.Object({ passkeys: Type.Array(Passkey) }) }),
+      },
+    },
+    async (request) => {
+      const rows = await listPasskeys(db, principalOf(request).user.id);
+      return ok({ passkeys: rows.map(toPasskey) });
+    },
+  );
+
+  app.post(
+    '/me/passkeys/options',
+    {
+      config: { auth: 'session' },
+      schema: {
+        tags: ['Security'],
+        summary: 'Passkey registration options',
+        description:
+          'WebAuthn creation options. The challenge travels in a signed cookie bound to the account, valid ' +
+          '5 minutes and single use; it must accompany `POST /me/passkeys/register`.',
+        response: responses({ 200: OptionsData }),
+      },
+    },
+    async (request, reply) =>
+      ok({ options: await registrationOptions(deps, reply, principalOf(request).user) }),
+  );
+
+  app.post(
+    '/me/passkeys/register',
+    {
+      config: { auth: 'session' },
+      schema: {
+        tags: ['Security'],
+        summary: 'Register a passkey',
+        description:
+          'Verifies the attestation against the challenge cookie. Errors: `400 invalid_challenge`, ' +
+          '`400 challenge_expired`, `400 invalid_host`, `400 passkey_verification_failed`, `409 passkey_exists`.',
+        body: RegisterPasskeyBody,
+        response: responses({ 201: Type.Object({ passkey: Passkey }) }),
+      },
+    },
+    async (request, reply) => {
+      const passkey = await registerPasskey(
+        deps,
+        request,
+        reply,
+        principalOf(request).user,
+        request.body.credential as RegistrationResponseJSON,
+        request.body.deviceName?.trim() || null,
+      );
+      return reply.code(201).send(ok({ passkey: toPasskey(passkey) }));
+    },
+  );
+
+  app.post(
+    '/auth/passkey/options',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags: ['Accounts'],
+        summary: 'Passkey login options',
+        description:
+          'WebAuthn request options; the challenge travels in a signed cookie (5 minutes, single use). With ' +
+          '`email`, the options name that account’s passkeys.',
+        body: PasskeyLoginOptionsBody,
+        response: responses({ 200: OptionsData }),
+      },
+    },
+    async (request, reply) => ok({ options: await authenticationOptions(deps, reply, request.body?.email) }),
+  );
+
+  app.post(
+    '/auth/passkey/login',
+    {
+      config: { auth: 'none', rate: 'own' },
+      schema: {
+        tags: ['Accounts'],
+        summary: 'Log in with a passkey',
+        description:
+          'Verifies the assertion against the challenge cookie and mints a session cookie. Errors: ' +
+          '`401 unknown_passkey`, `401 passkey_verification_failed` (signature, challenge, origin or counter), ' +
+          '`403 account_disabled`. Failures count against the login limit.',
+        body: PasskeyLoginBody,
+        response: responses({ 200: UserData }),
+      },
+    },
+    async (request, reply) => {
+      const user = await passkeyLogin(
+        deps,
+        request,
+        reply,
+        request.body.credential as AuthenticationResponseJSON,
+      );
+      const loggedIn = await completeLogin(deps, reply, user);
+      return ok({ user: toUser(loggedIn) });
+    },
+  );
+}

@@ -1,0 +1,506 @@
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  apiKeyOf,
+  type Caller,
+  createTestContext,
+  errorOf,
+  sessionCookieOf,
+  signup,
+  type TestContext,
+} from '../../../test/harness.ts';
+import { pendingTotpLogins, users } from '../../db/schema/index.ts';
+import { runAccountsCommand } from '../accounts/accounts.cli.ts';
+import { totpCode } from './testkit.ts';
+
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(() => ctx.close());
+
+const STEP = 30_000;
+/**
+ * The test clock may run with real time: each test starts in the middle of a 30-second step, so a code computed
+ * here is still in the same step when the server checks it.
+ */
+beforeEach(() => {
+  const into = ctx.clock.now().getTime() % STEP;
+  ctx.clock.advance((STEP + STEP / 2 - into) % STEP);
+});
+let ipCounter = 0;
+/** A fresh client IP, so the per-IP login limit of one test does not leak into another. */
+function freshIp(): string {
+  ipCounter += 1;
+  return `203.0.113.${ipCounter}`;
+}
+
+function post(
+  url: string,
+  payload: Record<string, unknown> | undefined,
+  headers: Record<string, string> = {},
+  ip?: string,
+) {
+  return ctx.app.inject({
+    method: 'POST',
+    url: `/api/v1${url}`,
+    headers,
+    ...(payload === undefined ? {} : { payload }),
+    ...(ip ? { remoteAddress: ip } : {}),
+  });
+}
+
+async function setup(caller: Caller): Promise<string> {
+  const response = await post('/me/totp/setup', undefined, caller.headers);
+  expect(response.statusCode).toBe(200);
+  return response.json().data.secret as string;
+}
+
+/** A fresh account with TOTP on; the step of the enabling code is spent, so the clock moves one step on. */
+async function enrolled(): Promise<{ caller: Caller; secret: string }> {
+  const caller = await signup(ctx.app);
+  const secret = await setup(caller);
+  const enabled = await post('/me/totp/enable', { code: totpCode(secret, ctx.clock.now()) }, caller.headers);
+  expect(enabled.statusCode).toBe(200);
+  ctx.clock.advance(STEP);
+  return { caller, secret };
+}
+
+async function passwordStep(caller: Caller, ip: string) {
+  return post('/auth/login', { email: caller.email, password: caller.password }, {}, ip);
+}
+
+async function pendingTokenOf(caller: Caller, ip: string): Promise<string> {
+  const response = await passwordStep(caller, ip);
+  expect(response.statusCode).toBe(200);
+  return response.json().data.pendingToken as string;
+}
+
+async function userRow(id: string) {
+  const [row] = await ctx.deps.database.db.select().from(users).where(eq(users.id, id));
+  if (!row) throw new Error('no user');
+  return row;
+}
+
+describe('TOTP setup', () => {
+  it('returns a base32 secret and its otpauth URI, and keeps the secret sealed as the pending secret', async () => {
+    const caller = await signup(ctx.app);
+    const response = await post('/me/totp/setup', undefined, caller.headers);
+    expect(response.statusCode).toBe(200);
+    const { secret, otpauthUrl } = response.json().data;
+    expect(secret).toMatch(/^[A-Z2-7]{32}$/);
+    const url = new URL(otpauthUrl);
+    expect(url.protocol).toBe('otpauth:');
+    expect(url.host).toBe('totp');
+    expect(url.searchParams.get('secret')).toBe(secret);
+    expect(url.searchParams.get('issuer')).toBe('sealpay');
+    expect(url.searchParams.get('algorithm')).toBe('SHA1');
+    expect(url.searchParams.get('digits')).toBe('6');
+    expect(url.searchParams.get('period')).toBe('30');
+    expect(decodeURIComponent(url.pathname)).toContain(caller.email);
+    const row = await userRow(caller.userId);
+    expect(row.totpEnabled).toBe(false);
+    expect(row.totpSecretSealed).toBeNull();
+    expect(row.totpPendingSecretSealed).toMatch(/^v1\./);
+    expect(row.totpPendingSecretSealed).not.toContain(secret);
+    expect(
+      ctx.deps.keyring.openText(row.totpPendingSecretSealed as string, `totp-secret:${caller.userId}`),
+    ).toBe(secret);
+  });
+
+  it('a second setup replaces the pending secret: codes of the first no longer enable', async () => {
+    const caller = await signup(ctx.app);
+    const first = await setup(caller);
+    const second = await setup(caller);
+    expect(second).not.toBe(first);
+    const stale = await post('/me/totp/enable', { code: totpCode(first, ctx.clock.now()) }, caller.headers);
+    expect(stale.statusCode).toBe(400);
+    expect(errorOf(stale).code).toBe('invalid_totp_code');
+    const fresh = await post('/me/totp/enable', { code: totpCode(second, ctx.clock.now()) }, caller.headers);
+    expect(fresh.statusCode).toBe(200);
+  });
+
+  it('answers 400 totp_already_enabled while 2FA is on', async () => {
+    const { caller } = await enrolled();
+    const response = await post('/me/totp/setup', undefined, caller.headers);
+    expect(errorOf(response)).toMatchObject({ status: 400, code: 'totp_already_enabled' });
+  });
+});
+
+describe('TOTP enable', () => {
+  it('confirms with a live code: {totpEnabled: true}, the user shows it, the secret moves to the active slot', async () => {
+    const caller = await signup(ctx.app);
+    const secret = await setup(caller);
+    const at = ctx.clock.now();
+    const response = await post('/me/totp/enable', { code: totpCode(secret, at) }, caller.headers);
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ ok: true, data: { totpEnabled: true } });
+    const me = await ctx.app.inject({ method: 'GET', url: '/api/v1/me', headers: caller.headers });
+    expect(me.json().data.user.totpEnabled).toBe(true);
+    const row = await userRow(caller.userId);
+    expect(row.totpPendingSecretSealed).toBeNull();
+    expect(row.totpSecretSealed).toMatch(/^v1\./);
+    expect(row.totpLastStep).toBe(Math.floor(at.getTime() / STEP));
+  });
+
+  it('answers 400 totp_not_configured without a pending enrollment, and while already enabled', async () => {
+    const caller = await signup(ctx.app);
+    const none = await post('/me/totp/enable', { code: '123456' }, caller.headers);
+    expect(errorOf(none)).toMatchObject({ status: 400, code: 'totp_not_configured' });
+    const { caller: on, secret } = await enrolled();
+    const again = await post('/me/totp/enable', { code: totpCode(secret, ctx.clock.now()) }, on.headers);
+    expect(errorOf(again)).toMatchObject({ status: 400, code: 'totp_not_configured' });
+  });
+
+  it('answers 400 invalid_totp_code for a wrong code and leaves 2FA off', async () => {
+    const caller = await signup(ctx.app);
+    const secret = await setup(caller);
+    const right = totpCode(secret, ctx.clock.now());
+    const wrong = right === '000000' ? '000001' : '000000';
+    const response = await post('/me/totp/enable', { code: wrong }, caller.headers);
+    expect(errorOf(response)).toMatchObject({ status: 400, code: 'invalid_totp_code' });
+    expect((await userRow(caller.userId)).totpEnabled).toBe(false);
+  });
+
+  it('validates the code format (^[0-9]{6}$) with 400 validation_error', async () => {
+    const caller = await signup(ctx.app);
+    await setup(caller);
+    for (const code of ['12345', '1234567', 'abcdef', '']) {
+      const response = await post('/me/totp/enable', { code }, caller.headers);
+      expect(errorOf(response)).toMatchObject({ status: 400, code: 'validation_error' });
+    }
+    const missing = await post('/me/totp/enable', {}, caller.headers);
+    expect(errorOf(missing)).toMatchObject({ status: 400, code: 'validation_error' });
+  });
+
+  it('accepts a code one step early or late and refuses two steps away', async () => {
+    for (const offset of [-1, 1]) {
+      const caller = await signup(ctx.app);
+      const secret = await setup(caller);
+      const response = await post(
+        '/me/totp/enable',
+        { code: totpCode(secret, ctx.clock.now(), offset) },
+        caller.headers,
+      );
+      expect(response.statusCode).toBe(200);
+    }
+    for (const offset of [-2, 2]) {
+      const caller = await signup(ctx.app);
+      const secret = await setup(caller);
+      const response = await post(
+        '/me/totp/enable',
+        { code: totpCode(secret, ctx.clock.now(), offset) },
+        caller.headers,
+      );
+      expect(errorOf(response)).toMatchObject({ status: 400, code: 'invalid_totp_code' });
+    }
+  });
+});
+
+describe('two-step login', () => {
+  it('setup → enable → login answers {totpRequired, pendingToken} without a cookie → /auth/login/totp mints the session', async () => {
+    const { caller, secret } = await enrolled();
+    const ip = freshIp();
+    const first = await passwordStep(caller, ip);
+    expect(first.statusCode).toBe(200);
+    const data = first.json().data;
+    expect(Object.keys(data).sort()).toEqual(['pendingToken', 'totpRequired']);
+    expect(data.totpRequired).toBe(true);
+    expect(data.pendingToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(first.headers['set-cookie']).toBeUndefined();
+    // Only the token's hash is stored.
+    const rows = await ctx.deps.database.db
+      .select()
+      .from(pendingTotpLogins)
+      .where(eq(pendingTotpLogins.userId, caller.userId));
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.tokenHash).not.toBe(data.pendingToken);
+
+    const before = ctx.clock.now().getTime();
+    const second = await post(
+      '/auth/login/totp',
+      { pendingToken: data.pendingToken, code: totpCode(secret, ctx.clock.now()) },
+      {},
+      ip,
+    );
+    expect(second.statusCode).toBe(200);
+    expect(second.json().data.user).toMatchObject({ id: caller.userId, totpEnabled: true });
+    const lastLoginAt = Date.parse(second.json().data.user.lastLoginAt);
+    expect(lastLoginAt).toBeGreaterThanOrEqual(before);
+    expect(lastLoginAt).toBeLessThanOrEqual(ctx.clock.now().getTime());
+    const cookie = sessionCookieOf(second.headers['set-cookie']);
+    const session = await ctx.app.inject({ method: 'GET', url: '/api/v1/auth/session', headers: { cookie } });
+    expect(session.statusCode).toBe(200);
+    expect(session.json().data.principal.kind).toBe('session');
+  });
+
+  it('refuses a wrong code with 401 invalid_totp_code and no cookie; the token survives a few mistakes', async () => {
+    const { caller, secret } = await enrolled();
+    const ip = freshIp();
+    const pendingToken = await pendingTokenOf(caller, ip);
+    const right = totpCode(secret, ctx.clock.now());
+    const wrong = right === '999999' ? '999998' : '999999';
+    const response = await post('/auth/login/totp', { pendingToken, code: wrong }, {}, ip);
+    expect(errorOf(response)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
+    expect(response.headers['set-cookie']).toBeUndefined();
+    const retry = await post('/auth/login/totp', { pendingToken, code: right }, {}, ip);
+    expect(retry.statusCode).toBe(200);
+  });
+
+  it('burns the pending token after five wrong codes', async () => {
+    const { caller, secret } = await enrolled();
+    const ip = freshIp();
+    const pendingToken = await pendingTokenOf(caller, ip);
+    const right = totpCode(secret, ctx.clock.now());
+    const wrong = right === '111111' ? '111112' : '111111';
+    for (let i = 0; i < 5; i += 1) {
+      const response = await post('/auth/login/totp', { pendingToken, code: wrong }, {}, ip);
+      expect(errorOf(response)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
+    }
+    const late = await post('/auth/login/totp', { pendingToken, code: right }, {}, ip);
+    expect(errorOf(late)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
+    expect(late.headers['set-cookie']).toBeUndefined();
+  });
+
+  it('pending tokens are single use: a second exchange is 401 invalid_totp_code', async () => {
+    const { caller, secret } = await enrolled();
+    const ip = freshIp();
+    const pendingToken = await pendingTokenOf(caller, ip);
+    const ok = await post(
+      '/auth/login/totp',
+      { pendingToken, code: totpCode(secret, ctx.clock.now()) },
+      {},
+      ip,
+    );
+    expect(ok.statusCode).toBe(200);
+    ctx.clock.advance(STEP);
+    const reused = await post(
+      '/auth/login/totp',
+      { pendingToken, code: totpCode(secret, ctx.clock.now()) },
+      {},
+      ip,
+    );
+    expect(errorOf(reused)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
+    expect(reused.headers['set-cookie']).toBeUndefined();
+  });
+
+  it('pending tokens live 5 minutes', async () => {
+    const { caller, secret } = await enrolled();
+    const ip = freshIp();
+    const fresh = await pendingTokenOf(caller, ip);
+    ctx.clock.advance(5 * 60_000 - 1000);
+    const inTime = await post(
+      '/auth/login/totp',
+      { pendingToken: fresh, code: totpCode(secret, ctx.clock.now()) },
+      {},
+      ip,
+    );
+    expect(inTime.statusCode).toBe(200);
+    const stale = await pendingTokenOf(caller, ip);
+    ctx.clock.advance(5 * 60_000 + 1000);
+    const late = await post(
+      '/auth/login/totp',
+      { pendingToken: stale, code: totpCode(secret, ctx.clock.now()) },
+      {},
+      ip,
+    );
+    expect(errorOf(late)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
+  });
+
+  it('an unknown pending token is 401 invalid_totp_code', async () => {
+    const { secret } = await enrolled();
+    const response = await post(
+      '/auth/login/totp',
+      { pendingToken: 'A'.repeat(43), code: totpCode(secret, ctx.clock.now()) },
+      {},
+      freshIp(),
+    );
+    expect(errorOf(response)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
+  });
+
+  it('refuses a replayed code inside its window: the code that enabled 2FA, and the code of a previous login', async () => {
+    const caller = await signup(ctx.app);
+    const secret = await setup(caller);
+    const enabling = totpCode(secret, ctx.clock.now());
+    expect((await post('/me/totp/enable', { code: enabling }, caller.headers)).statusCode).toBe(200);
+    const ip = freshIp();
+    // Same step: the enabling code is spent.
+    const replayEnable = await post(
+      '/auth/login/totp',
+      { pendingToken: await pendingTokenOf(caller, ip), code: enabling },
+      {},
+      ip,
+    );
+    expect(errorOf(replayEnable)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
+    // 10 seconds on, still inside that code's step, the code is still refused.
+    ctx.clock.advance(10_000);
+    const stillSpent = await post(
+      '/auth/login/totp',
+      { pendingToken: await pendingTokenOf(caller, ip), code: enabling },
+      {},
+      ip,
+    );
+    expect(errorOf(stillSpent)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
+    // The next step's code works once …
+    ctx.clock.advance(STEP - 10_000);
+    const code = totpCode(secret, ctx.clock.now());
+    const first = await post(
+      '/auth/login/totp',
+      { pendingToken: await pendingTokenOf(caller, ip), code },
+      {},
+      ip,
+    );
+    expect(first.statusCode).toBe(200);
+    // … and a second login with the same code (a fresh pending token) is refused.
+    const replay = await post(
+      '/auth/login/totp',
+      { pendingToken: await pendingTokenOf(caller, ip), code },
+      {},
+      ip,
+    );
+    expect(errorOf(replay)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
+    expect(replay.headers['set-cookie']).toBeUndefined();
+    // An older code (the previous step, inside the window) is refused too: steps only move forward.
+    const older = await post(
+      '/auth/login/totp',
+      { pendingToken: await pendingTokenOf(caller, ip), code: totpCode(secret, ctx.clock.now(), -1) },
+      {},
+      ip,
+    );
+    expect(errorOf(older)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
+  });
+
+  it('brute force: after 10 failures per 15 minutes an IP gets 401 even with the right code, and no session', async () => {
+    const { caller, secret } = await enrolled();
+    const ip = freshIp();
+    const right = () => totpCode(secret, ctx.clock.now());
+    const wrongOf = (code: string) => (code === '424242' ? '424243' : '424242');
+    // Ten wrong codes, spread over pending tokens (each tolerates five).
+    let pendingToken = await pendingTokenOf(caller, ip);
+    for (let i = 0; i < 10; i += 1) {
+      if (i === 5) pendingToken = await pendingTokenOf(caller, ip);
+      const response = await post('/auth/login/totp', { pendingToken, code: wrongOf(right()) }, {}, ip);
+      expect(errorOf(response)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
+    }
+    // Locked out: the password step is refused …
+    const password = await passwordStep(caller, ip);
+    expect(errorOf(password)).toMatchObject({ status: 401, code: 'invalid_credentials' });
+    // … and a valid pending token with the right code gets no session either.
+    const other = freshIp();
+    const token = await pendingTokenOf(caller, other);
+    const locked = await post('/auth/login/totp', { pendingToken: token, code: right() }, {}, ip);
+    expect(errorOf(locked)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
+    expect(locked.headers['set-cookie']).toBeUndefined();
+    // The code was not spent by the refused attempt: the same token and code work from another IP.
+    const elsewhere = await post('/auth/login/totp', { pendingToken: token, code: right() }, {}, other);
+    expect(elsewhere.statusCode).toBe(200);
+    // After the window the IP may try again.
+    ctx.clock.advance(15 * 60_000);
+    const later = await post(
+      '/auth/login/totp',
+      { pendingToken: await pendingTokenOf(caller, ip), code: right() },
+      {},
+      ip,
+    );
+    expect(later.statusCode).toBe(200);
+  });
+
+  it('a disabled account gets 403 account_disabled at the second step', async () => {
+    const { caller, secret } = await enrolled();
+    const ip = freshIp();
+    const pendingToken = await pendingTokenOf(caller, ip);
+    await runAccountsCommand(ctx.deps, 'disable', { email: caller.email });
+    const response = await post(
+      '/auth/login/totp',
+      { pendingToken, code: totpCode(secret, ctx.clock.now()) },
+      {},
+      ip,
+    );
+    expect(errorOf(response)).toMatchObject({ status: 403, code: 'account_disabled' });
+    expect(response.headers['set-cookie']).toBeUndefined();
+  });
+
+  it('validates the body with 400 validation_error', async () => {
+    const response = await post('/auth/login/totp', { code: '123456' }, {}, freshIp());
+    expect(errorOf(response)).toMatchObject({ status: 400, code: 'validation_error' });
+  });
+});
+
+describe('TOTP disable', () => {
+  it('needs the password (401 invalid_credentials) and a live code (400 invalid_totp_code); then login is one step again', async () => {
+    const { caller, secret } = await enrolled();
+    const code = totpCode(secret, ctx.clock.now());
+    const wrongPassword = await post(
+      '/me/totp/disable',
+      { password: 'Wrong-Password-1', code },
+      caller.headers,
+    );
+    expect(errorOf(wrongPassword)).toMatchObject({ status: 401, code: 'invalid_credentials' });
+    const wrongCode = await post(
+      '/me/totp/disable',
+      { password: caller.password, code: code === '000000' ? '000001' : '000000' },
+      caller.headers,
+    );
+    expect(errorOf(wrongCode)).toMatchObject({ status: 400, code: 'invalid_totp_code' });
+    expect((await userRow(caller.userId)).totpEnabled).toBe(true);
+
+    const response = await post('/me/totp/disable', { password: caller.password, code }, caller.headers);
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ ok: true, data: { totpEnabled: false } });
+    const row = await userRow(caller.userId);
+    expect(row).toMatchObject({ totpEnabled: false, totpSecretSealed: null, totpPendingSecretSealed: null });
+
+    const login = await passwordStep(caller, freshIp());
+    expect(login.statusCode).toBe(200);
+    expect(login.json().data.user.id).toBe(caller.userId);
+    expect(sessionCookieOf(login.headers['set-cookie'])).toMatch(/^svc_session=/);
+  });
+
+  it('refuses a code spent already (replay) with 400 invalid_totp_code', async () => {
+    const caller = await signup(ctx.app);
+    const secret = await setup(caller);
+    const code = totpCode(secret, ctx.clock.now());
+    expect((await post('/me/totp/enable', { code }, caller.headers)).statusCode).toBe(200);
+    const replay = await post('/me/totp/disable', { password: caller.password, code }, caller.headers);
+    expect(errorOf(replay)).toMatchObject({ status: 400, code: 'invalid_totp_code' });
+  });
+
+  it('answers 400 totp_not_configured when 2FA is off', async () => {
+    const caller = await signup(ctx.app);
+    const response = await post(
+      '/me/totp/disable',
+      { password: caller.password, code: '123456' },
+      caller.headers,
+    );
+    expect(errorOf(response)).toMatchObject({ status: 400, code: 'totp_not_configured' });
+  });
+
+  it('requires both password and code (400 validation_error)', async () => {
+    const { caller } = await enrolled();
+    for (const body of [{ password: caller.password }, { code: '123456' }, {}]) {
+      const response = await post('/me/totp/disable', body, caller.headers);
+      expect(errorOf(response)).toMatchObject({ status: 400, code: 'validation_error' });
+    }
+  });
+});
+
+describe('session only', () => {
+  it('setup, enable and disable answer 403 session_required to an API key', async () => {
+    const caller = await signup(ctx.app);
+    const { headers } = await apiKeyOf(ctx.app, caller);
+    for (const [url, body] of [
+      ['/me/totp/setup', undefined],
+      ['/me/totp/enable', { code: '123456' }],
+      ['/me/totp/disable', { password: caller.password, code: '123456' }],
+    ] as const) {
+      const response = await post(url, body, headers);
+      expect(errorOf(response)).toMatchObject({ status: 403, code: 'session_required' });
+    }
+    expect((await userRow(caller.userId)).totpPendingSecretSealed).toBeNull();
+  });
+
+  it('answers 401 unauthenticated without a credential', async () => {
+    const response = await post('/me/totp/setup', undefined);
+    expect(errorOf(response)).toMatchObject({ status: 401, code: 'unauthenticated' });
+  });
+});
