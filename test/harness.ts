@@ -10,6 +10,13 @@ import type { Deps } from '../src/deps.ts';
 import type { App } from '../src/http/types.ts';
 import { type Clock, ManualClock } from '../src/lib/time.ts';
 import { closeDeps, createDeps } from '../src/runtime.ts';
+import { startWorker } from '../src/worker/worker.ts';
+
+const silentLogger = {
+  info: () => {},
+  warn: () => {},
+  error: (...args: unknown[]) => console.error(...args),
+};
 
 /**
  * A database for one test file: in-memory PGlite by default; when DATABASE_URL is set (the CI PostgreSQL run),
@@ -52,6 +59,8 @@ export interface TestOptions {
   clock?: Clock;
   /** Start the embedded chain (slow: only for tests that move money). */
   network?: boolean;
+  /** Run the worker loop in the background (implies the network). */
+  worker?: boolean;
 }
 
 export async function createTestContext(options: TestOptions = {}): Promise<TestContext> {
@@ -59,14 +68,20 @@ export async function createTestContext(options: TestOptions = {}): Promise<Test
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...options.env });
   const { database, drop } = await openTestDatabase();
   const clock = (options.clock as ManualClock | undefined) ?? new ManualClock();
-  const deps = await createDeps(config, { database, clock, network: options.network ?? false });
+  const deps = await createDeps(config, {
+    database,
+    clock,
+    network: options.network ?? options.worker ?? false,
+  });
   const app = await buildApp(deps, { logger: false });
   await app.ready();
+  const stopWorker = options.worker ? await startWorker(deps, silentLogger) : null;
   return {
     app,
     deps,
     clock,
     close: async () => {
+      await stopWorker?.();
       await app.close();
       await closeDeps(deps);
       await drop();
@@ -142,4 +157,23 @@ export function errorOf(response: { statusCode: number; json: () => unknown }) {
     throw new Error(`not an error envelope: ${JSON.stringify(body)}`);
   }
   return { status: response.statusCode, ...body.error };
+}
+
+/** Polls a transaction until it reaches one of `statuses` (the interface's polling, sped up for tests). */
+export async function waitForStatus(
+  app: App,
+  headers: Record<string, string>,
+  id: string,
+  statuses: string[] = ['CONFIRMED', 'SETTLED', 'FAILED'],
+  timeoutMs = 30_000,
+) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const response = await app.inject({ url: `/api/v1/transactions/${id}`, headers });
+    const transaction = response.json().data?.transaction;
+    if (transaction && statuses.includes(transaction.status)) return transaction;
+    if (Date.now() > deadline)
+      throw new Error(`transaction ${id} still ${transaction?.status} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
 }

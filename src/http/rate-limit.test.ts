@@ -16,9 +16,16 @@ beforeAll(async () => {
 });
 afterAll(() => ctx.close());
 
+/** Fixed windows: start each test just after a minute boundary so the whole burst falls in one window. */
+function alignToMinute(): void {
+  const now = ctx.clock.now().getTime();
+  ctx.clock.advance(60_000 - (now % 60_000) + 100);
+}
+
 describe('rate limits', () => {
   it('gives each principal 120 reads a minute, with RateLimit-* headers, then 429 with Retry-After', async () => {
     const caller = await signup(ctx.app);
+    alignToMinute();
     const first = await ctx.app.inject({ url: '/api/v1/me', headers: caller.headers });
     expect(first.headers['ratelimit-limit']).toBe('120');
     expect(first.headers['ratelimit-remaining']).toBe('119');
@@ -36,6 +43,7 @@ describe('rate limits', () => {
 
   it('gives each principal 30 writes a minute, counted apart from reads', async () => {
     const caller = await signup(ctx.app);
+    alignToMinute();
     for (let i = 0; i < 30; i += 1) {
       const response = await ctx.app.inject({
         method: 'PATCH',

@@ -5,17 +5,17 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
-/** A clock tests can move; starts at the real time unless told otherwise. */
+/** A clock tests can move forward: real time plus an offset, so timers and backoffs still run. */
 export class ManualClock implements Clock {
-  private current: number;
+  private offset: number;
   constructor(start: Date = new Date()) {
-    this.current = start.getTime();
+    this.offset = start.getTime() - Date.now();
   }
   now(): Date {
-    return new Date(this.current);
+    return new Date(Date.now() + this.offset);
   }
   advance(ms: number): void {
-    this.current += ms;
+    this.offset += ms;
   }
 }
 

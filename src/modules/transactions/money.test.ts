@@ -1,0 +1,391 @@
+import { randomBytes } from 'node:crypto';
+import { type Address, createPublicClient, custom, erc20Abi } from 'viem';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  apiKeyOf,
+  type Caller,
+  createTestContext,
+  errorOf,
+  signup,
+  type TestContext,
+  waitForStatus,
+} from '../../../test/harness.ts';
+
+let ctx: TestContext;
+let alice: Caller;
+let bob: Caller;
+let aliceWallet: { id: string; address: Address };
+let bobWallet: { id: string; address: Address };
+
+async function post(caller: Caller, url: string, payload: unknown, headers: Record<string, string> = {}) {
+  return ctx.app.inject({
+    method: 'POST',
+    url: `/api/v1${url}`,
+    headers: { ...caller.headers, ...headers },
+    payload: payload as object,
+  });
+}
+
+async function createWallet(caller: Caller, body: Record<string, unknown> = { type: 'CUSTODIAL' }) {
+  const response = await post(caller, '/wallets', body);
+  expect(response.statusCode).toBe(201);
+  return response.json().data.wallet;
+}
+
+async function settled(
+  caller: Caller,
+  response: { statusCode: number; json: () => { data: { transaction: { id: string } } } },
+) {
+  expect(response.statusCode).toBe(201);
+  return waitForStatus(ctx.app, caller.headers, response.json().data.transaction.id);
+}
+
+async function balances(caller: Caller, walletId: string) {
+  const response = await ctx.app.inject({
+    url: `/api/v1/balances?walletId=${walletId}`,
+    headers: caller.headers,
+  });
+  return response.json().data.balances[0];
+}
+
+/** A viem client that reaches the chain through the service's own `POST /rpc`, as a wallet would. */
+function rpcClient() {
+  return createPublicClient({
+    transport: custom({
+      request: async ({ method, params }) => {
+        const response = await ctx.app.inject({
+          method: 'POST',
+          url: '/rpc',
+          payload: { jsonrpc: '2.0', id: 1, method, params },
+        });
+        const body = response.json();
+        if (body.error) throw new Error(body.error.message);
+        return body.result;
+      },
+    }),
+  });
+}
+
+beforeAll(async () => {
+  ctx = await createTestContext({
+    worker: true,
+    env: { RATE_LIMIT_READS_PER_MINUTE: '100000', RATE_LIMIT_WRITES_PER_MINUTE: '100000' },
+  });
+  alice = await signup(ctx.app);
+  bob = await signup(ctx.app);
+  aliceWallet = await createWallet(alice);
+  bobWallet = await createWallet(bob);
+});
+afterAll(() => ctx.close());
+
+describe('fund, mint, transfer, redeem', () => {
+  it('funds: 201 QUEUED with txHash null, then CONFIRMED with the gas top-up hash', async () => {
+    const response = await post(alice, '/fund', { walletId: aliceWallet.id, amount: '500' });
+    expect(response.statusCode).toBe(201);
+    const queued = response.json().data.transaction;
+    expect(queued).toMatchObject({
+      type: 'FUND',
+      status: 'QUEUED',
+      txHash: null,
+      errorCode: null,
+      error: null,
+      amount: '500.00',
+      token: 'STABLE',
+      walletId: aliceWallet.id,
+    });
+    const done = await waitForStatus(ctx.app, alice.headers, queued.id);
+    expect(done.status).toBe('CONFIRMED');
+    expect(done.txHash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(done.metadata.gasTxHash).toMatch(/^0x[0-9a-f]{64}$/);
+    const balance = await balances(alice, aliceWallet.id);
+    expect(balance.normal).toEqual({ token: 'STABLE', amount: '500.00' });
+    expect(Number.parseFloat(balance.eth.amount)).toBeGreaterThan(0);
+    const onChain = await rpcClient().readContract({
+      address: (await ctx.app.inject({ url: '/api/v1/network' })).json().data.contracts.stablecoin,
+      abi: erc20Abi,
+      functionName: 'balanceOf',
+      args: [aliceWallet.address],
+    });
+    expect(onChain).toBe(500_000_000n);
+  });
+
+  it('mints cSTABLE from STABLE and the decrypted balance shows it', async () => {
+    const done = await settled(
+      alice,
+      await post(alice, '/mint', { walletId: aliceWallet.id, amount: '200' }),
+    );
+    expect(done).toMatchObject({ type: 'MINT', status: 'CONFIRMED', token: 'cSTABLE' });
+    const balance = await balances(alice, aliceWallet.id);
+    expect(balance.normal.amount).toBe('300.00');
+    expect(balance.confidential).toMatchObject({ token: 'cSTABLE', amount: '200.00', encrypted: false });
+    expect(balance.total).toEqual({ amount: '500.00', currency: 'USD' });
+  });
+
+  it('refuses a mint the public balance cannot cover: 400 insufficient_balance, nothing queued', async () => {
+    const before = (await ctx.app.inject({ url: '/api/v1/transactions', headers: alice.headers })).json().data
+      .total;
+    const response = await post(alice, '/mint', { walletId: aliceWallet.id, amount: '100000' });
+    expect(errorOf(response)).toMatchObject({ status: 400, code: 'insufficient_balance' });
+    expect(
+      (await ctx.app.inject({ url: '/api/v1/transactions', headers: alice.headers })).json().data.total,
+    ).toBe(before);
+  });
+
+  it('transfers confidentially to another account; the recipient decrypts exactly the amount', async () => {
+    const done = await settled(
+      alice,
+      await post(alice, '/transfer', { walletId: aliceWallet.id, to: bobWallet.address, amount: '50.5' }),
+    );
+    expect(done).toMatchObject({
+      type: 'TRANSFER',
+      status: 'CONFIRMED',
+      fromAddress: aliceWallet.address,
+      toAddress: bobWallet.address,
+    });
+    expect((await balances(alice, aliceWallet.id)).confidential.amount).toBe('149.50');
+    expect((await balances(bob, bobWallet.id)).confidential.amount).toBe('50.50');
+  });
+
+  it('reports a transfer the balance cannot cover (an encrypted zero moved) as FAILED, never a success', async () => {
+    const done = await settled(
+      alice,
+      await post(alice, '/transfer', { walletId: aliceWallet.id, to: bobWallet.address, amount: '5000' }),
+    );
+    expect(done.status).toBe('FAILED');
+    expect(done.errorCode).toBe('transfer_failed');
+    expect(done.error).toMatch(/moved nothing/);
+    expect((await balances(alice, aliceWallet.id)).confidential.amount).toBe('149.50');
+    expect((await balances(bob, bobWallet.id)).confidential.amount).toBe('50.50');
+  });
+
+  it('redeems through SETTLING to SETTLED with the settlement hash (the recipient has no gas of its own)', async () => {
+    const done = await settled(bob, await post(bob, '/redeem', { walletId: bobWallet.id, amount: '20' }));
+    expect(done).toMatchObject({ type: 'REDEEM', status: 'SETTLED' });
+    expect(done.settlementTxHash).toMatch(/^0x[0-9a-f]{64}$/);
+    const balance = await balances(bob, bobWallet.id);
+    expect(balance.normal.amount).toBe('20.00');
+    expect(balance.confidential.amount).toBe('30.50');
+  });
+
+  it('a redeem larger than the balance moves nothing and ends FAILED redeem_failed', async () => {
+    const done = await settled(bob, await post(bob, '/redeem', { walletId: bobWallet.id, amount: '999' }));
+    expect(done).toMatchObject({ status: 'FAILED', errorCode: 'redeem_failed' });
+    expect((await balances(bob, bobWallet.id)).confidential.amount).toBe('30.50');
+  });
+
+  it('caps the faucet at 1000 per account over 24 hours: FAILED faucet_cap_exceeded', async () => {
+    const ok = await settled(alice, await post(alice, '/fund', { walletId: aliceWallet.id, amount: '500' }));
+    expect(ok.status).toBe('CONFIRMED');
+    const over = await settled(
+      alice,
+      await post(alice, '/fund', { walletId: aliceWallet.id, amount: '0.01' }),
+    );
+    expect(over).toMatchObject({ status: 'FAILED', errorCode: 'faucet_cap_exceeded', txHash: null });
+    expect(over.error).toMatch(/1000/);
+  });
+});
+
+describe('validation and ownership', () => {
+  it.each([
+    ['/mint', { amount: 12.5 }],
+    ['/mint', { amount: '-1' }],
+    ['/mint', { amount: '0' }],
+    ['/mint', { amount: '1.0000001' }],
+    ['/mint', {}],
+    ['/transfer', { to: '0x000000000000000000000000000000000000dEaD', amount: 'ten' }],
+    ['/redeem', { amount: '1e3' }],
+    ['/fund', { amount: 'abc' }],
+  ])('%s with %j is 400 invalid_amount', async (url, body) => {
+    const response = await post(alice, url, { walletId: aliceWallet.id, ...body });
+    expect(errorOf(response)).toMatchObject({ status: 400, code: 'invalid_amount' });
+  });
+
+  it.each(['0x123', 'not-an-address', '0x0000000000000000000000000000000000000000'])(
+    'transfer to %s is 400 invalid_recipient',
+    async (to) => {
+      const response = await post(alice, '/transfer', { walletId: aliceWallet.id, to, amount: '1' });
+      expect(errorOf(response)).toMatchObject({ status: 400, code: 'invalid_recipient' });
+    },
+  );
+
+  it("another account's wallet is 404 not_found on every operation", async () => {
+    for (const [url, body] of [
+      ['/fund', {}],
+      ['/mint', { amount: '1' }],
+      ['/transfer', { to: aliceWallet.address, amount: '1' }],
+      ['/redeem', { amount: '1' }],
+    ] as const) {
+      const response = await post(bob, url, { walletId: aliceWallet.id, ...body });
+      expect(errorOf(response)).toMatchObject({ status: 404, code: 'not_found' });
+    }
+  });
+
+  it('an external wallet can receive but cannot send', async () => {
+    const external = await createWallet(alice, {
+      type: 'EXTERNAL',
+      address: `0x${randomBytes(20).toString('hex')}`,
+    });
+    const response = await post(alice, '/transfer', {
+      walletId: external.id,
+      to: bobWallet.address,
+      amount: '1',
+    });
+    expect(errorOf(response)).toMatchObject({ status: 400, code: 'wallet_not_custodial' });
+    const received = await settled(
+      alice,
+      await post(alice, '/transfer', { walletId: aliceWallet.id, to: external.address, amount: '1' }),
+    );
+    expect(received.status).toBe('CONFIRMED');
+    const balance = await balances(alice, external.id);
+    expect(balance.confidential).toMatchObject({ amount: null, encrypted: true });
+    expect(balance.confidential.handle).toMatch(/^0x[0-9a-f]{64}$/);
+  });
+
+  it('works with an API key, and requires credentials', async () => {
+    const key = await apiKeyOf(ctx.app, alice);
+    const response = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/v1/mint',
+      headers: key.headers,
+      payload: { walletId: aliceWallet.id, amount: '1' },
+    });
+    expect(response.statusCode).toBe(201);
+    const anonymous = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/v1/mint',
+      payload: { walletId: aliceWallet.id, amount: '1' },
+    });
+    expect(errorOf(anonymous)).toMatchObject({ status: 401, code: 'unauthenticated' });
+  });
+});
+
+describe('idempotency', () => {
+  it('a repeat with the same key and body returns the original 201 and transaction', async () => {
+    const key = `idem-${randomBytes(4).toString('hex')}`;
+    const first = await post(
+      alice,
+      '/transfer',
+      { walletId: aliceWallet.id, to: bobWallet.address, amount: '1' },
+      { 'idempotency-key': key },
+    );
+    const second = await post(
+      alice,
+      '/transfer',
+      { walletId: aliceWallet.id, to: bobWallet.address, amount: '1' },
+      { 'idempotency-key': key },
+    );
+    expect(first.statusCode).toBe(201);
+    expect(second.statusCode).toBe(201);
+    expect(second.json().data.transaction.id).toBe(first.json().data.transaction.id);
+    const conflict = await post(
+      alice,
+      '/transfer',
+      { walletId: aliceWallet.id, to: bobWallet.address, amount: '2' },
+      { 'idempotency-key': key },
+    );
+    expect(errorOf(conflict)).toMatchObject({ status: 409, code: 'idempotency_conflict' });
+  });
+
+  it('concurrent duplicates create one transaction', async () => {
+    const key = `race-${randomBytes(4).toString('hex')}`;
+    const responses = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        post(alice, '/mint', { walletId: aliceWallet.id, amount: '1' }, { 'idempotency-key': key }),
+      ),
+    );
+    expect(responses.map((r) => r.statusCode)).toEqual([201, 201, 201, 201, 201, 201]);
+    expect(new Set(responses.map((r) => r.json().data.transaction.id)).size).toBe(1);
+  });
+
+  it('the same key from another account is independent', async () => {
+    const key = `shared-${randomBytes(4).toString('hex')}`;
+    const a = await post(
+      alice,
+      '/transfer',
+      { walletId: aliceWallet.id, to: bobWallet.address, amount: '1' },
+      { 'idempotency-key': key },
+    );
+    const b = await post(
+      bob,
+      '/transfer',
+      { walletId: bobWallet.id, to: aliceWallet.address, amount: '1' },
+      { 'idempotency-key': key },
+    );
+    expect(a.json().data.transaction.id).not.toBe(b.json().data.transaction.id);
+  });
+});
+
+describe('transaction reads', () => {
+  it('lists newest first with page, pageSize, total and filters', async () => {
+    const all = (
+      await ctx.app.inject({ url: '/api/v1/transactions?pageSize=100', headers: alice.headers })
+    ).json().data;
+    expect(all.total).toBeGreaterThan(5);
+    const times = all.items.map((t: { createdAt: string }) => t.createdAt);
+    expect([...times].sort().reverse()).toEqual(times);
+    const page = (
+      await ctx.app.inject({ url: '/api/v1/transactions?page=2&pageSize=2', headers: alice.headers })
+    ).json().data;
+    expect(page).toMatchObject({ page: 2, pageSize: 2, total: all.total });
+    expect(page.items.map((t: { id: string }) => t.id)).toEqual(
+      all.items.slice(2, 4).map((t: { id: string }) => t.id),
+    );
+    const funds = (
+      await ctx.app.inject({ url: '/api/v1/transactions?type=FUND&status=CONFIRMED', headers: alice.headers })
+    ).json().data;
+    expect(
+      funds.items.every(
+        (t: { type: string; status: string }) => t.type === 'FUND' && t.status === 'CONFIRMED',
+      ),
+    ).toBe(true);
+    expect(funds.total).toBe(2);
+  });
+
+  it.each(['pageSize=101', 'pageSize=0', 'page=0', 'type=NOPE', 'status=DONE'])(
+    'rejects %s with validation_error',
+    async (query) => {
+      const response = await ctx.app.inject({ url: `/api/v1/transactions?${query}`, headers: alice.headers });
+      expect(errorOf(response)).toMatchObject({ status: 400, code: 'validation_error' });
+    },
+  );
+
+  it("another account's transaction is 404 not_found", async () => {
+    const mine = (await ctx.app.inject({ url: '/api/v1/transactions', headers: alice.headers })).json().data
+      .items[0];
+    const response = await ctx.app.inject({ url: `/api/v1/transactions/${mine.id}`, headers: bob.headers });
+    expect(errorOf(response)).toMatchObject({ status: 404, code: 'not_found' });
+    const foreignFilter = await ctx.app.inject({
+      url: `/api/v1/transactions?walletId=${aliceWallet.id}`,
+      headers: bob.headers,
+    });
+    expect(errorOf(foreignFilter)).toMatchObject({ status: 404, code: 'not_found' });
+  });
+
+  it('every transaction carries every field of the interface', async () => {
+    const item = (await ctx.app.inject({ url: '/api/v1/transactions', headers: alice.headers })).json().data
+      .items[0];
+    expect(Object.keys(item).sort()).toEqual(
+      [
+        'amount',
+        'chainId',
+        'counterparty',
+        'createdAt',
+        'error',
+        'errorCode',
+        'explorerUrl',
+        'fromAddress',
+        'id',
+        'metadata',
+        'settlementTxHash',
+        'status',
+        'toAddress',
+        'token',
+        'txHash',
+        'type',
+        'updatedAt',
+        'walletId',
+      ].sort(),
+    );
+    expect(item.chainId).toBe(31337);
+  });
+});

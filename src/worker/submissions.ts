@@ -1,0 +1,234 @@
+import { and, eq, sql } from 'drizzle-orm';
+import { type Address, type Hex, keccak256, type TransactionReceipt } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { broadcastTransaction, waitForReceipt } from '../adapters/chain/tx.ts';
+import type { Network } from '../adapters/chain/types.ts';
+import { addressNonces, chainSubmissions } from '../db/schema/index.ts';
+import type { Deps } from '../deps.ts';
+import { newId } from '../lib/ids.ts';
+
+export type SubmissionRow = typeof chainSubmissions.$inferSelect;
+
+/** A failure before anything was broadcast for the row: it can be marked FAILED, nothing moved. */
+export class PreflightError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'PreflightError';
+    this.code = code;
+  }
+}
+
+/** A mined transaction that reverted: a revert moves nothing, so the row can be marked FAILED. */
+export class RevertedError extends Error {
+  readonly receipt: TransactionReceipt;
+  constructor(receipt: TransactionReceipt) {
+    super(`transaction ${receipt.transactionHash} reverted`);
+    this.name = 'RevertedError';
+    this.receipt = receipt;
+  }
+}
+
+export interface Call {
+  to: Address;
+  data?: Hex;
+  value?: bigint;
+  /** A fixed gas limit, for a call that cannot be estimated before an earlier step is mined. */
+  gas?: bigint;
+}
+
+const GAS_MARGIN_PERCENT = 130n;
+
+/**
+ * Signing and broadcasting for one address never interleave inside a process, so a broadcast the chain refuses
+ * can give its nonce back before anyone takes the next one. Across processes the nonce row lock orders them.
+ */
+const addressLocks = new Map<string, Promise<unknown>>();
+async function withAddressLock<T>(address: string, work: () => Promise<T>): Promise<T> {
+  const key = address.toLowerCase();
+  const previous = addressLocks.get(key) ?? Promise.resolve();
+  const current = previous.catch(() => {}).then(work);
+  addressLocks.set(key, current);
+  try {
+    return await current;
+  } finally {
+    if (addressLocks.get(key) === current) addressLocks.delete(key);
+  }
+}
+
+export async function findSubmission(
+  deps: Deps,
+  transactionId: string,
+  purpose: string,
+): Promise<SubmissionRow | undefined> {
+  const [row] = await deps.database.db
+    .select()
+    .from(chainSubmissions)
+    .where(and(eq(chainSubmissions.transactionId, transactionId), eq(chainSubmissions.purpose, purpose)))
+    .limit(1);
+  return row;
+}
+
+async function estimateGas(network: Network, from: Address, call: Call): Promise<bigint> {
+  if (call.gas) return call.gas;
+  try {
+    const estimate = await network.publicClient.estimateGas({
+      account: from,
+      to: call.to,
+      data: call.data,
+      value: call.value,
+    });
+    return (estimate * GAS_MARGIN_PERCENT) / 100n;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (/insufficient funds/i.test(message)) {
+      throw new PreflightError(
+        'insufficient_gas',
+        'The wallet has too little gas currency to pay for this operation.',
+        { cause: error },
+      );
+    }
+    if (/revert/i.test(message)) {
+      throw new PreflightError('reverted', 'The chain refuses this operation (it would revert).', {
+        cause: error,
+      });
+    }
+    throw error;
+  }
+}
+
+/**
+ * Signs the step's transaction once and stores the signed bytes, hash and nonce before anything is broadcast;
+ * then broadcasts. Called again for the same (transaction, purpose), it rebroadcasts the stored bytes: never a
+ * second signature for the same intent.
+ */
+export async function submitOnce(
+  deps: Deps,
+  network: Network,
+  transactionId: string,
+  purpose: string,
+  privateKey: Hex,
+  buildCall: () => Promise<Call>,
+): Promise<SubmissionRow> {
+  const existing = await findSubmission(deps, transactionId, purpose);
+  if (existing) {
+    if (existing.status === 'SIGNED') await broadcastTransaction(network, existing.rawTx as Hex);
+    return existing;
+  }
+  const account = privateKeyToAccount(privateKey);
+  const call = await buildCall();
+  const gas = await estimateGas(network, account.address, call);
+  const fees = await network.publicClient.estimateFeesPerGas();
+  return withAddressLock(account.address, async () => {
+    const chainNonce = await network.publicClient.getTransactionCount({
+      address: account.address,
+      blockTag: 'pending',
+    });
+    const { db } = deps.database;
+    const submission = await db.transaction(async (tx) => {
+      await tx
+        .insert(addressNonces)
+        .values({ address: account.address, nextNonce: chainNonce })
+        .onConflictDoNothing();
+      // Never behind the chain: a key also used elsewhere (an exported wallet) moves the chain's count on.
+      const [allocated] = await tx
+        .update(addressNonces)
+        .set({
+          nextNonce: sql`greatest(${addressNonces.nextNonce}, ${chainNonce}) + 1`,
+          updatedAt: new Date(),
+        })
+        .where(eq(addressNonces.address, account.address))
+        .returning({ next: addressNonces.nextNonce });
+      const nonce = Number(allocated?.next) - 1;
+      const serialized = await account.signTransaction({
+        type: 'eip1559',
+        chainId: network.chainId,
+        nonce,
+        gas,
+        to: call.to,
+        data: call.data,
+        value: call.value ?? 0n,
+        maxFeePerGas: fees.maxFeePerGas,
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      });
+      const [row] = await tx
+        .insert(chainSubmissions)
+        .values({
+          id: newId(),
+          transactionId,
+          purpose,
+          fromAddress: account.address,
+          nonce,
+          rawTx: serialized,
+          txHash: keccak256(serialized),
+          status: 'SIGNED',
+        })
+        .returning();
+      return row as SubmissionRow;
+    });
+    try {
+      await broadcastTransaction(network, submission.rawTx as Hex);
+    } catch (error) {
+      // The chain refused the bytes outright (they are not in its pool): nothing was sent, so the signature is
+      // withdrawn and its nonce given back while no later one has been taken.
+      const known = await network.publicClient
+        .getTransaction({ hash: submission.txHash as Hex })
+        .catch(() => null);
+      if (!known && isDefinitiveRejection(error)) {
+        await db.transaction(async (tx) => {
+          await tx.delete(chainSubmissions).where(eq(chainSubmissions.id, submission.id));
+          await tx
+            .update(addressNonces)
+            .set({ nextNonce: submission.nonce })
+            .where(
+              and(
+                eq(addressNonces.address, account.address),
+                eq(addressNonces.nextNonce, submission.nonce + 1),
+              ),
+            );
+        });
+        throw new PreflightError('rejected', `The chain refused the transaction: ${messageOf(error)}`, {
+          cause: error,
+        });
+      }
+      throw error;
+    }
+    return submission;
+  });
+}
+
+function messageOf(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.split('\n')[0] ?? text;
+}
+
+function isDefinitiveRejection(error: unknown): boolean {
+  return /insufficient funds|nonce too low|intrinsic gas|exceeds block gas limit|invalid sender|revert/i.test(
+    error instanceof Error ? error.message : String(error),
+  );
+}
+
+/** Waits for the stored transaction's receipt and records it; a revert throws RevertedError. */
+export async function settle(
+  deps: Deps,
+  network: Network,
+  submission: SubmissionRow,
+  options: { timeoutMs?: number } = {},
+): Promise<TransactionReceipt> {
+  const receipt = await waitForReceipt(network, submission.txHash as Hex, {
+    timeoutMs: options.timeoutMs ?? 30_000,
+  });
+  if (submission.status === 'SIGNED') {
+    await deps.database.db
+      .update(chainSubmissions)
+      .set({
+        status: receipt.status === 'success' ? 'MINED' : 'REVERTED',
+        blockNumber: receipt.blockNumber,
+        blockHash: receipt.blockHash,
+        updatedAt: new Date(),
+      })
+      .where(eq(chainSubmissions.id, submission.id));
+  }
+  if (receipt.status !== 'success') throw new RevertedError(receipt);
+  return receipt;
+}

@@ -1,0 +1,187 @@
+import { EventEmitter } from 'node:events';
+import { and, eq, inArray, notInArray, sql } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
+import { rows } from '../db/client.ts';
+import { chainSubmissions, transactions } from '../db/schema/index.ts';
+import type { Deps } from '../deps.ts';
+import { newId } from '../lib/ids.ts';
+import type { TransactionRow } from '../modules/transactions/transactions.repository.ts';
+import { FAILURE_CODE, fail, type OperationContext, runners } from './operations.ts';
+import { PreflightError, RevertedError } from './submissions.ts';
+
+const LEASE_MS = 120_000;
+const MAX_BACKOFF_MS = 60_000;
+/** A row that never got anything on-chain is failed after this many transient faults; one that did never is. */
+const MAX_PREFLIGHT_ATTEMPTS = 12;
+
+/** Routes poke the in-process worker when they queue work, so it does not wait for its next poll. */
+const signal = new EventEmitter();
+signal.setMaxListeners(100);
+export function notifyWork(): void {
+  signal.emit('work');
+}
+
+type Logger = Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
+
+function backoffMs(attempts: number): number {
+  const base = Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(attempts, 16));
+  return Math.round(base / 2 + Math.random() * (base / 2));
+}
+
+/** Claims up to `limit` runnable rows with a lease (SKIP LOCKED: several workers never take the same row). */
+export async function claimRows(deps: Deps, owner: string, limit: number): Promise<TransactionRow[]> {
+  const now = deps.clock.now();
+  const leaseUntil = new Date(now.getTime() + LEASE_MS);
+  const claimed = await rows<{ id: string }>(
+    deps.database.db,
+    sql`update transactions set lease_owner = ${owner}, lease_until = ${leaseUntil.toISOString()}
+        where id in (
+          select id from transactions
+          where status in ('QUEUED', 'PENDING', 'SETTLING')
+            and next_attempt_at <= ${now.toISOString()}
+            and (lease_until is null or lease_until < ${now.toISOString()})
+          order by next_attempt_at
+          limit ${limit}
+          for update skip locked)
+        returning id`,
+  );
+  if (claimed.length === 0) return [];
+  const ids = claimed.map((row) => row.id);
+  return deps.database.db.select().from(transactions).where(inArray(transactions.id, ids));
+}
+
+/** Takes the lease of one row (a request driving its own letter leg inline); undefined when someone holds it. */
+export async function claimRow(deps: Deps, id: string, owner: string): Promise<TransactionRow | undefined> {
+  const now = deps.clock.now();
+  const [row] = await deps.database.db
+    .update(transactions)
+    .set({ leaseOwner: owner, leaseUntil: new Date(now.getTime() + LEASE_MS) })
+    .where(
+      and(
+        eq(transactions.id, id),
+        sql`${transactions.status} in ('QUEUED', 'PENDING', 'SETTLING')`,
+        sql`(${transactions.leaseUntil} is null or ${transactions.leaseUntil} < ${now.toISOString()} or ${transactions.leaseOwner} = ${owner})`,
+      ),
+    )
+    .returning();
+  return row;
+}
+
+async function movedAnything(deps: Deps, id: string): Promise<boolean> {
+  // The operator's gas top-up and an ERC-20 approval move none of the client's funds.
+  const [row] = await deps.database.db
+    .select({ id: chainSubmissions.id })
+    .from(chainSubmissions)
+    .where(
+      and(eq(chainSubmissions.transactionId, id), notInArray(chainSubmissions.purpose, ['gas', 'approve'])),
+    )
+    .limit(1);
+  return row !== undefined;
+}
+
+/**
+ * Advances one leased row as far as it can go now. Transient faults are retried later with backoff, never shown;
+ * FAILED is written only when nothing moved.
+ */
+export async function processRow(deps: Deps, row: TransactionRow, logger: Logger): Promise<void> {
+  const network = deps.network;
+  if (!network) throw new Error('the worker needs the chain');
+  const runner = runners[row.type];
+  const ctx: OperationContext = { deps, network };
+  const { db } = deps.database;
+  try {
+    if (!runner) throw new Error(`no runner for ${row.type}`);
+    await runner(ctx, row);
+    await db
+      .update(transactions)
+      .set({ leaseOwner: null, leaseUntil: null })
+      .where(and(eq(transactions.id, row.id), eq(transactions.leaseOwner, row.leaseOwner ?? '')));
+  } catch (error) {
+    const nothingMoved = !(await movedAnything(deps, row.id).catch(() => true));
+    if (error instanceof RevertedError || (error instanceof PreflightError && nothingMoved)) {
+      logger.warn(
+        { transactionId: row.id, type: row.type, reason: (error as Error).message },
+        'transaction failed',
+      );
+      await fail(ctx, row, FAILURE_CODE[row.type], (error as Error).message);
+      return;
+    }
+    const attempts = row.attempts + 1;
+    if (nothingMoved && row.status === 'QUEUED' && attempts >= MAX_PREFLIGHT_ATTEMPTS) {
+      logger.error(
+        { transactionId: row.id, err: error },
+        'transaction failed after repeated faults before submission',
+      );
+      await fail(
+        ctx,
+        row,
+        FAILURE_CODE[row.type],
+        'The operation could not be submitted; nothing moved. Try again later.',
+      );
+      return;
+    }
+    logger.warn({ transactionId: row.id, attempts, err: error }, 'transient fault; will retry');
+    await db
+      .update(transactions)
+      .set({
+        attempts,
+        nextAttemptAt: new Date(deps.clock.now().getTime() + backoffMs(attempts)),
+        leaseOwner: null,
+        leaseUntil: null,
+      })
+      .where(eq(transactions.id, row.id));
+  }
+}
+
+/** The worker loop: claim, run up to `concurrency` rows at once, repeat; stops cleanly on demand. */
+export async function startWorker(deps: Deps, logger: Logger): Promise<() => Promise<void>> {
+  const owner = `worker-${newId()}`;
+  const { concurrency, pollMs } = deps.config.worker;
+  const inFlight = new Set<Promise<void>>();
+  let stopped = false;
+  let wake: (() => void) | null = null;
+  const onWork = () => wake?.();
+  signal.on('work', onWork);
+
+  const loop = (async () => {
+    while (!stopped) {
+      const room = concurrency - inFlight.size;
+      let claimed: TransactionRow[] = [];
+      if (room > 0) {
+        claimed = await claimRows(deps, owner, room).catch((error: unknown) => {
+          logger.error({ err: error }, 'claiming work failed');
+          return [];
+        });
+        for (const row of claimed) {
+          const task = processRow(deps, row, logger)
+            .catch((error: unknown) =>
+              logger.error({ err: error, transactionId: row.id }, 'worker task crashed'),
+            )
+            .finally(() => {
+              inFlight.delete(task);
+              wake?.();
+            });
+          inFlight.add(task);
+        }
+      }
+      if (claimed.length > 0 && claimed.length === room) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pollMs);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = null;
+    }
+  })();
+
+  logger.info({ owner, concurrency }, 'worker started');
+  return async () => {
+    stopped = true;
+    wake?.();
+    signal.off('work', onWork);
+    await loop;
+    await Promise.allSettled([...inFlight]);
+  };
+}
