@@ -182,6 +182,10 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
     '/auth/passkey/options',
     {
       config: { auth: 'none' },
+      // The body is optional: no body reads as `{}`.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
       schema: {
         tags: ['Accounts'],
         summary: 'Passkey login options',
@@ -192,7 +196,7 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
         response: responses({ 200: OptionsData }),
       },
     },
-    async (request, reply) => ok({ options: await authenticationOptions(deps, reply, request.body?.email) }),
+    async (request, reply) => ok({ options: await authenticationOptions(deps, reply, request.body.email) }),
   );
 
   app.post(

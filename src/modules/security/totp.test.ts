@@ -12,6 +12,7 @@ import {
 import { pendingTotpLogins, users } from '../../db/schema/index.ts';
 import { runAccountsCommand } from '../accounts/accounts.cli.ts';
 import { totpCode } from './testkit.ts';
+import { matchTotpStep } from './totp.ts';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -81,6 +82,37 @@ async function userRow(id: string) {
   if (!row) throw new Error('no user');
   return row;
 }
+
+describe('TOTP codes', () => {
+  // RFC 6238 appendix B: the ASCII secret "12345678901234567890", SHA-1; the last 6 of the 8-digit values.
+  const RFC_SECRET = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
+  const vectors: [number, string][] = [
+    [59, '287082'],
+    [1111111109, '081804'],
+    [1234567890, '005924'],
+    [2000000000, '279037'],
+  ];
+
+  it('the test generator and the server agree with the RFC 6238 vectors', () => {
+    for (const [seconds, code] of vectors) {
+      const at = new Date(seconds * 1000);
+      expect(totpCode(RFC_SECRET, at)).toBe(code);
+      expect(matchTotpStep(RFC_SECRET, code, at, null)).toBe(Math.floor(seconds / 30));
+    }
+  });
+
+  it('matches ±1 step, never a step at or below the last accepted one', () => {
+    const at = new Date(1234567890 * 1000);
+    const step = Math.floor(1234567890 / 30);
+    expect(matchTotpStep(RFC_SECRET, totpCode(RFC_SECRET, at, -1), at, null)).toBe(step - 1);
+    expect(matchTotpStep(RFC_SECRET, totpCode(RFC_SECRET, at, 1), at, null)).toBe(step + 1);
+    expect(matchTotpStep(RFC_SECRET, totpCode(RFC_SECRET, at, 2), at, null)).toBeNull();
+    expect(matchTotpStep(RFC_SECRET, '005924', at, step - 1)).toBe(step);
+    expect(matchTotpStep(RFC_SECRET, '005924', at, step)).toBeNull();
+    expect(matchTotpStep(RFC_SECRET, totpCode(RFC_SECRET, at, -1), at, step)).toBeNull();
+    expect(matchTotpStep(RFC_SECRET, '5924', at, null)).toBeNull();
+  });
+});
 
 describe('TOTP setup', () => {
   it('returns a base32 secret and its otpauth URI, and keeps the secret sealed as the pending secret', async () => {
