@@ -4,6 +4,7 @@ import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import type { Deps } from './deps.ts';
 import { runAccountsCommand } from './modules/accounts/accounts.cli.ts';
+import { startLetterSweeper } from './modules/letters/letters.service.ts';
 import { closeDeps, createDeps } from './runtime.ts';
 import { startWorker } from './worker/worker.ts';
 
@@ -28,7 +29,10 @@ async function run(role: Role): Promise<void> {
   const deps = await createDeps(config, { network: true });
   const app = await buildApp(deps);
   const stoppers: Array<() => Promise<void>> = [];
-  if (role.worker && config.worker.enabled) stoppers.push(await startWorker(deps, app.log));
+  if (role.worker && config.worker.enabled) {
+    stoppers.push(await startWorker(deps, app.log));
+    stoppers.push(startLetterSweeper(deps, app.log));
+  }
   closeWithGrace({ delay: 10_000, logger: app.log }, async ({ err, signal }) => {
     if (err) app.log.error({ err }, 'stopping after an error');
     else app.log.info({ signal }, 'stopping');

@@ -73,7 +73,7 @@ export async function createTestContext(options: TestOptions = {}): Promise<Test
     clock,
     network: options.network ?? options.worker ?? false,
   });
-  const app = await buildApp(deps, { logger: false });
+  const app = await buildApp(deps, { logger: process.env.TEST_LOG ? { level: 'error' } : false });
   await app.ready();
   const stopWorker = options.worker ? await startWorker(deps, silentLogger) : null;
   return {

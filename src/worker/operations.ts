@@ -47,15 +47,25 @@ export interface OperationContext {
   network: Network;
 }
 
+export type FailureHook = (ctx: OperationContext, row: TransactionRow) => Promise<void>;
+/** What else must change when a transaction of a type fails (a letter leg puts its letter back, say). */
+const failureHooks: Partial<Record<TransactionType, FailureHook>> = {};
+
+export function registerFailureHook(type: TransactionType, hook: FailureHook): void {
+  failureHooks[type] = hook;
+}
+
 /** Marks the row FAILED: only ever called when nothing moved on-chain for it. */
 export async function fail(ctx: OperationContext, row: TransactionRow, code: string, message: string) {
-  return transition(ctx.deps.database.db, row.id, ['QUEUED', 'PENDING', 'SETTLING'], {
+  const failed = await transition(ctx.deps.database.db, row.id, ['QUEUED', 'PENDING', 'SETTLING'], {
     status: 'FAILED',
     error: message,
     errorCode: code,
     leaseOwner: null,
     leaseUntil: null,
   });
+  if (failed) await failureHooks[row.type]?.(ctx, failed);
+  return failed;
 }
 
 async function walletOf(ctx: OperationContext, row: TransactionRow): Promise<WalletRow> {
@@ -76,7 +86,11 @@ function blockFields(receipt: TransactionReceipt, logIndex?: number) {
  * On sandbox networks the operator tops up a custodial wallet that is short of gas before it signs, so a wallet
  * that received confidential funds can move them without a separate faucet call.
  */
-async function ensureGas(ctx: OperationContext, row: TransactionRow, wallet: WalletRow): Promise<Hex | null> {
+export async function ensureGas(
+  ctx: OperationContext,
+  row: TransactionRow,
+  wallet: WalletRow,
+): Promise<Hex | null> {
   const { config } = ctx.deps;
   if (config.environment !== 'sandbox') return null;
   const topUp = parseAmount(config.faucet.gasTopUp, GAS_DECIMALS);
@@ -98,7 +112,7 @@ async function ensureGas(ctx: OperationContext, row: TransactionRow, wallet: Wal
   return submission.txHash as Hex;
 }
 
-function withMetadata(row: TransactionRow, extra: Record<string, unknown>) {
+export function withMetadata(row: TransactionRow, extra: Record<string, unknown>) {
   return { ...(row.metadata ?? {}), ...extra };
 }
 

@@ -14,6 +14,9 @@ const MAX_BACKOFF_MS = 60_000;
 /** A row that never got anything on-chain is failed after this many transient faults; one that did never is. */
 const MAX_PREFLIGHT_ATTEMPTS = 12;
 
+/** Pre-flight codes that are the transaction's errorCode as they are (the rest map to the type's failure code). */
+const OWN_CODES = new Set(['escrow_vault_underfunded', 'faucet_cap_exceeded']);
+
 /** Routes poke the in-process worker when they queue work, so it does not wait for its next poll. */
 const signal = new EventEmitter();
 signal.setMaxListeners(100);
@@ -103,7 +106,9 @@ export async function processRow(deps: Deps, row: TransactionRow, logger: Logger
         { transactionId: row.id, type: row.type, reason: (error as Error).message },
         'transaction failed',
       );
-      await fail(ctx, row, FAILURE_CODE[row.type], (error as Error).message);
+      const code =
+        error instanceof PreflightError && OWN_CODES.has(error.code) ? error.code : FAILURE_CODE[row.type];
+      await fail(ctx, row, code, (error as Error).message);
       return;
     }
     const attempts = row.attempts + 1;

@@ -1,4 +1,5 @@
 export * from './accounts.ts';
+export * from './letters.ts';
 export * from './security.ts';
 export * from './transactions.ts';
 export * from './wallets.ts';

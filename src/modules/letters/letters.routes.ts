@@ -1,0 +1,304 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import { LETTER_STATUSES } from '../../db/schema/letters.ts';
+import type { Deps } from '../../deps.ts';
+import { principalOf } from '../../http/auth.ts';
+import { IdParam, ok, responses } from '../../http/envelope.ts';
+import { consume } from '../../http/rate-limit.ts';
+import type { App } from '../../http/types.ts';
+import { AppError } from '../../lib/errors.ts';
+import { parseAmount } from '../../lib/money.ts';
+import { constantTimeEqual } from '../../lib/secrets.ts';
+import { assertMoneyConfigured } from '../transactions/transactions.routes.ts';
+import { Transaction, toTransaction } from '../transactions/transactions.schema.ts';
+import { ownWallet } from '../wallets/wallets.routes.ts';
+import { registerLetterLegs } from './letters.legs.ts';
+import { listLetters } from './letters.repository.ts';
+import { countryName, Letter } from './letters.schema.ts';
+import {
+  claimLetter,
+  createLetter,
+  ownLetter,
+  presentLetter,
+  presentLetters,
+  previewLetter,
+  sweepLetters,
+  visibleLetter,
+  voidLetter,
+} from './letters.service.ts';
+
+const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
+const OptionalText = (max: number) =>
+  Type.Optional(Type.Union([Type.String({ maxLength: max }), Type.Null()]));
+
+const CreateLetterBody = Type.Object({
+  walletId: Text(64),
+  amount: Type.Optional(Type.Unknown({ description: 'Required. Decimal string in human units' })),
+  memo: Type.Optional(Type.String({ maxLength: 500 })),
+  recipient: Type.Object({
+    name: Text(200),
+    address: Type.Object({
+      line1: Text(200),
+      line2: OptionalText(200),
+      landmark: OptionalText(200),
+      city: Text(100),
+      region: Text(100),
+      postal: OptionalText(20),
+      country: Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2 country code' }),
+    }),
+  }),
+  expiresInDays: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, default: 90 })),
+  claimOrigin: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'Origin of the claim URL; default: the service origin',
+    }),
+  ),
+});
+
+const LetterData = Type.Object({ letter: Letter });
+
+function parseClaimOrigin(raw: string | undefined, fallback: string): string {
+  if (raw === undefined) return fallback;
+  try {
+    const url = new URL(raw);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('scheme');
+    return url.origin;
+  } catch {
+    throw new AppError('validation_error', 'claimOrigin must be an http(s) origin.', {
+      details: [
+        { path: 'claimOrigin', message: 'must be an http(s) origin such as https://pay.example.com' },
+      ],
+    });
+  }
+}
+
+export function registerLetterRoutes(app: App, deps: Deps): void {
+  registerLetterLegs(deps);
+  const { db } = deps.database;
+
+  app.post(
+    '/transfer/letter',
+    {
+      config: { auth: 'either' },
+      schema: {
+        tags: ['Letters'],
+        summary: 'Create a letter of value: escrow a sealed amount',
+        description:
+          'Blocks up to about 20 s until the escrow leg is confirmed and verified, then answers 201 with the letter ' +
+          'ESCROWED; `502 escrow_unsettled` with `{letterId, txHash}` when the escrow was sent but is not settled yet.',
+        body: CreateLetterBody,
+        response: responses({ 201: LetterData }),
+      },
+    },
+    async (request, reply) => {
+      const { user } = principalOf(request);
+      const body = request.body;
+      const amount = parseAmount(body.amount);
+      const country = body.recipient.address.country.toUpperCase();
+      if (!countryName(country)) {
+        throw new AppError('validation_error', 'Unknown country code.', {
+          details: [
+            { path: 'recipient.address.country', message: 'must be an ISO 3166-1 alpha-2 country code' },
+          ],
+        });
+      }
+      const claimOrigin = parseClaimOrigin(body.claimOrigin, deps.config.publicOrigin);
+      assertMoneyConfigured(deps);
+      const wallet = await ownWallet(deps, user.id, body.walletId);
+      if (wallet.type !== 'CUSTODIAL') {
+        throw new AppError(
+          'wallet_not_custodial',
+          'External (watch-only) wallets can receive but cannot send.',
+        );
+      }
+      const address = body.recipient.address;
+      const letter = await createLetter(
+        deps,
+        user,
+        {
+          wallet,
+          amount,
+          memo: body.memo ?? null,
+          recipient: {
+            name: body.recipient.name,
+            address: {
+              line1: address.line1,
+              line2: address.line2 ?? null,
+              landmark: address.landmark ?? null,
+              city: address.city,
+              region: address.region,
+              postal: address.postal ?? null,
+              country,
+            },
+          },
+          expiresInDays: body.expiresInDays ?? 90,
+          claimOrigin,
+        },
+        request.log,
+      );
+      return reply.code(201).send(ok({ letter: await presentLetter(deps, letter, { userId: user.id }) }));
+    },
+  );
+
+  app.get(
+    '/transfer/letter',
+    {
+      config: { auth: 'either' },
+      schema: {
+        tags: ['Letters'],
+        summary: "The caller's sent letters, newest first",
+        querystring: Type.Object({
+          page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+          pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+          status: Type.Optional(Type.Union(LETTER_STATUSES.map((value) => Type.Literal(value)))),
+        }),
+        response: responses({
+          200: Type.Object({
+            items: Type.Array(Letter),
+            page: Type.Integer(),
+            pageSize: Type.Integer(),
+            total: Type.Integer(),
+          }),
+        }),
+      },
+    },
+    async (request) => {
+      const { user } = principalOf(request);
+      const { page = 1, pageSize = 20, status } = request.query;
+      const { items, total } = await listLetters(db, user.id, status, page, pageSize);
+      return ok({ items: await presentLetters(deps, items, { userId: user.id }), page, pageSize, total });
+    },
+  );
+
+  app.get(
+    '/transfer/letter/preview',
+    {
+      config: { auth: 'none', rate: 'own' },
+      schema: {
+        tags: ['Letters'],
+        summary: 'Public preview of a letter by its claim code (nothing sealed is revealed)',
+        querystring: Type.Object({ code: Type.String({ minLength: 1, maxLength: 64 }) }),
+        response: responses({
+          200: Type.Object({
+            letter: Type.Object({
+              status: Type.String(),
+              expiresAt: Type.String({ format: 'date-time' }),
+              recipientName: Type.String(),
+              senderLabel: Type.String(),
+              amountVisibility: Type.Literal('sealed'),
+              claimable: Type.Boolean(),
+            }),
+          }),
+        }),
+      },
+    },
+    async (request, reply) => {
+      const limit = { bucket: 'preview', max: deps.config.rateLimits.previewsPerMinute, windowMs: 60_000 };
+      await consume(deps.rateLimits, reply, limit, `ip:${request.ip}`, deps.clock.now());
+      return ok({ letter: await previewLetter(deps, request.query.code) });
+    },
+  );
+
+  app.post(
+    '/transfer/letter/claim',
+    {
+      config: { auth: 'either', rate: 'claim' },
+      schema: {
+        tags: ['Letters'],
+        summary: 'Claim a letter into one of your wallets',
+        description:
+          'Blocks up to about 20 s. First claimant wins; the same claimant repeating gets the existing claim. ' +
+          'Limited to 10 attempts per 15 minutes per principal and IP.',
+        body: Type.Object({ claimCode: Type.String({ minLength: 1, maxLength: 64 }), walletId: Text(64) }),
+        response: responses({ 200: Type.Object({ letter: Letter, transaction: Transaction }) }),
+      },
+    },
+    async (request) => {
+      const { user } = principalOf(request);
+      assertMoneyConfigured(deps);
+      const wallet = await ownWallet(deps, user.id, request.body.walletId);
+      const outcome = await claimLetter(
+        deps,
+        user,
+        { claimCode: request.body.claimCode, wallet },
+        request.log,
+      );
+      return ok({
+        letter: await presentLetter(deps, outcome.letter, { userId: user.id }),
+        transaction: toTransaction(outcome.transaction, deps.network),
+      });
+    },
+  );
+
+  app.post(
+    '/transfer/letter/sweep',
+    {
+      config: { auth: 'none', rate: 'none' },
+      schema: {
+        tags: ['Letters'],
+        summary: 'Operator sweep: expire and refund, retry failed refunds, reconcile claims',
+        description: 'Authenticated by the shared secret in the `X-Sweep-Secret` header (SWEEP_SECRET).',
+        headers: Type.Object({ 'x-sweep-secret': Type.Optional(Type.String()) }),
+        response: responses({
+          200: Type.Object({ expired: Type.Integer(), refunded: Type.Integer(), reconciled: Type.Integer() }),
+        }),
+      },
+    },
+    async (request: FastifyRequest) => {
+      const secret = deps.config.sweepSecret;
+      if (!secret)
+        throw new AppError('configuration_missing', 'The sweep is not configured: SWEEP_SECRET is not set.', {
+          details: { variable: 'SWEEP_SECRET' },
+        });
+      const given = request.headers['x-sweep-secret'];
+      if (typeof given !== 'string' || !constantTimeEqual(given, secret)) {
+        throw new AppError('unauthenticated', 'The sweep needs the operator secret in X-Sweep-Secret.');
+      }
+      return ok(await sweepLetters(deps));
+    },
+  );
+
+  app.get(
+    '/transfer/letter/:id',
+    {
+      config: { auth: 'either' },
+      schema: {
+        tags: ['Letters'],
+        summary: 'One letter',
+        params: IdParam,
+        response: responses({ 200: LetterData }),
+      },
+    },
+    async (request) => {
+      const { user } = principalOf(request);
+      return ok({
+        letter: await presentLetter(deps, await visibleLetter(deps, user.id, request.params.id), {
+          userId: user.id,
+        }),
+      });
+    },
+  );
+
+  app.post(
+    '/transfer/letter/:id/void',
+    {
+      config: { auth: 'either' },
+      schema: {
+        tags: ['Letters'],
+        summary: 'Void a letter and refund its escrow to the sending wallet',
+        description: 'A MAILED letter needs `acknowledgeMailed: true`: the paper letter stops working.',
+        params: IdParam,
+        body: Type.Optional(Type.Object({ acknowledgeMailed: Type.Optional(Type.Boolean()) })),
+        response: responses({ 200: LetterData }),
+      },
+    },
+    async (request) => {
+      const { user } = principalOf(request);
+      const letter = await ownLetter(deps, user.id, request.params.id);
+      const voided = await voidLetter(deps, letter, request.body?.acknowledgeMailed === true);
+      return ok({ letter: await presentLetter(deps, voided, { userId: user.id }) });
+    },
+  );
+}

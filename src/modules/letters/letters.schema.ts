@@ -1,0 +1,166 @@
+import { Type } from '@sinclair/typebox';
+import type { Network } from '../../adapters/chain/types.ts';
+import { LETTER_STATUSES } from '../../db/schema/letters.ts';
+import { Nullable, NullableTimestamp, Timestamp } from '../../http/envelope.ts';
+import { formatAmount } from '../../lib/money.ts';
+import type { Keyring } from '../../lib/secrets.ts';
+import { iso } from '../../lib/time.ts';
+import type { TransactionRow } from '../transactions/transactions.repository.ts';
+import { explorerUrlOf } from '../transactions/transactions.schema.ts';
+import type { LetterRow } from './letters.repository.ts';
+
+const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
+
+/** The English name of an ISO 3166-1 alpha-2 code, or null when it names no country. */
+export function countryName(code: string): string | null {
+  if (!/^[A-Z]{2}$/.test(code)) return null;
+  try {
+    const name = regionNames.of(code);
+    return name && name !== code ? name : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The print provider mails from the United States: a US address is domestic. */
+export const HOME_COUNTRY = 'US';
+
+const Leg = {
+  transactionId: Type.String(),
+  txHash: Nullable(Type.String()),
+  explorerUrl: Nullable(Type.String()),
+  status: Type.String(),
+  verified: Type.Boolean(),
+};
+
+export const Letter = Type.Object(
+  {
+    id: Type.String(),
+    status: Type.Union(LETTER_STATUSES.map((value) => Type.Literal(value))),
+    chainId: Type.Integer(),
+    amount: Type.String({ description: '"sealed" until the letter is claimed' }),
+    token: Type.String(),
+    amountVisibility: Type.Literal('sealed'),
+    memo: Type.String({ description: '"sealed" until the letter is claimed' }),
+    recipient: Type.Object({
+      name: Type.String(),
+      address: Type.Object({
+        line1: Type.String(),
+        line2: Nullable(Type.String()),
+        landmark: Nullable(Type.String()),
+        city: Type.String(),
+        region: Type.String(),
+        postal: Nullable(Type.String()),
+        country: Type.String(),
+        countryName: Type.String(),
+      }),
+    }),
+    isDomestic: Type.Boolean(),
+    expiresAt: Timestamp,
+    sender: Type.Object({ walletId: Type.String(), address: Type.String() }),
+    claimCode: Nullable(Type.String()),
+    claimUrl: Nullable(Type.String()),
+    pdfUrl: Type.String(),
+    escrow: Type.Object(Leg),
+    claim: Nullable(Type.Object({ ...Leg, claimedAt: NullableTimestamp, walletAddress: Type.String() })),
+    refund: Nullable(Type.Object({ ...Leg, reason: Type.String() })),
+    mail: Nullable(
+      Type.Object({
+        provider: Type.Literal('printer'),
+        providerId: Type.String(),
+        deliveryMethod: Type.Union([Type.Literal('standard'), Type.Literal('tracked')]),
+        status: Type.String(),
+        trackingNumber: Nullable(Type.String()),
+        expectedDeliveryDate: Nullable(Type.String({ format: 'date' })),
+        mailedAt: Timestamp,
+        testMode: Type.Boolean(),
+      }),
+    ),
+    needsReview: Type.Boolean(),
+    error: Nullable(Type.String()),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { title: 'Letter' },
+);
+
+export function memoContext(letterId: string): string {
+  return `letter-memo:${letterId}`;
+}
+
+export function claimCodeContext(letterId: string): string {
+  return `letter-claim-code:${letterId}`;
+}
+
+export interface LetterView {
+  /** Whom the letter is shown to: the sender sees the claim code until the claim; nobody else ever does. */
+  audience: 'sender' | 'claimant';
+  apiOrigin: string;
+}
+
+function leg(row: TransactionRow | undefined, network: Pick<Network, 'explorerBaseUrl'> | null) {
+  if (!row) return null;
+  return {
+    transactionId: row.id,
+    txHash: row.txHash,
+    explorerUrl: explorerUrlOf(network, row.txHash),
+    status: row.status,
+    verified: row.metadata?.verified === true,
+  };
+}
+
+export function toLetter(
+  row: LetterRow,
+  legs: Map<string, TransactionRow>,
+  keyring: Keyring,
+  network: Pick<Network, 'explorerBaseUrl'> | null,
+  view: LetterView,
+) {
+  const revealed = row.status === 'CLAIMED';
+  const showCode = view.audience === 'sender' && !revealed && row.claimCodeSealed !== null;
+  const claimCode = showCode
+    ? keyring.openText(row.claimCodeSealed as string, claimCodeContext(row.id))
+    : null;
+  const memo = row.memoSealed ? keyring.openText(row.memoSealed, memoContext(row.id)) : '';
+  const escrow = leg(row.escrowTransactionId ? legs.get(row.escrowTransactionId) : undefined, network);
+  const claim = leg(row.claimTransactionId ? legs.get(row.claimTransactionId) : undefined, network);
+  const refund = leg(row.refundTransactionId ? legs.get(row.refundTransactionId) : undefined, network);
+  return {
+    id: row.id,
+    status: row.status,
+    chainId: row.chainId,
+    amount: revealed ? formatAmount(BigInt(row.amount)) : 'sealed',
+    token: 'cSTABLE',
+    amountVisibility: 'sealed' as const,
+    memo: revealed ? memo : 'sealed',
+    recipient: {
+      name: row.recipientName,
+      address: {
+        ...row.recipientAddress,
+        countryName: countryName(row.recipientAddress.country) ?? row.recipientAddress.country,
+      },
+    },
+    isDomestic: row.recipientAddress.country === HOME_COUNTRY,
+    expiresAt: iso(row.expiresAt),
+    sender: { walletId: row.senderWalletId, address: row.senderAddress },
+    claimCode,
+    claimUrl: claimCode ? `${row.claimOrigin}/claim#${claimCode}` : null,
+    pdfUrl: `${view.apiOrigin}/api/v1/transfer/letter/${row.id}/pdf`,
+    escrow: escrow ?? {
+      transactionId: row.escrowTransactionId ?? '',
+      txHash: null,
+      explorerUrl: null,
+      status: 'QUEUED',
+      verified: false,
+    },
+    claim: claim
+      ? { ...claim, claimedAt: iso(row.claimedAt), walletAddress: row.claimantAddress ?? '' }
+      : null,
+    refund: refund ? { ...refund, reason: row.refundReason ?? 'voided' } : null,
+    mail: row.mail ?? null,
+    needsReview: row.needsReview,
+    error: row.error,
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+  };
+}

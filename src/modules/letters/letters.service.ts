@@ -1,0 +1,533 @@
+import { and, eq, inArray, lte, sql } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Hex } from 'viem';
+import { CONFIDENTIAL_TOKEN_SYMBOL, LETTER_STATE } from '../../adapters/chain/contracts.ts';
+import {
+  decryptConfidentialBalance,
+  letterIdToBytes32,
+  readLetter,
+} from '../../adapters/confidential/helpers.ts';
+import type { Tx } from '../../db/client.ts';
+import { letters, transactions } from '../../db/schema/index.ts';
+import type { Deps } from '../../deps.ts';
+import { AppError } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { formatAmount } from '../../lib/money.ts';
+import { claimRow, notifyWork, processRow } from '../../worker/worker.ts';
+import type { UserRow } from '../accounts/accounts.repository.ts';
+import { findUserById } from '../accounts/accounts.repository.ts';
+import {
+  findTransactionById,
+  insertTransaction,
+  type TransactionRow,
+} from '../transactions/transactions.repository.ts';
+import { requireNetwork } from '../wallets/balances.ts';
+import { openWalletKey } from '../wallets/custody.ts';
+import type { WalletRow } from '../wallets/wallets.repository.ts';
+import { claimCodeHash, generateClaimCode, normalizeClaimCode } from './claim-code.ts';
+import {
+  findLetterByCodeHash,
+  findLetterById,
+  type LetterRow,
+  legTransactions,
+  moveLetter,
+  updateLetter,
+} from './letters.repository.ts';
+import { claimCodeContext, memoContext, toLetter } from './letters.schema.ts';
+
+/** How long creation and claim block on their leg before answering (the interface's ~20 s). */
+export const BLOCKING_BUDGET_MS = 20_000;
+const TERMINAL = new Set(['CONFIRMED', 'SETTLED', 'FAILED']);
+const CLAIMABLE = ['ESCROWED', 'MAILED'] as const;
+
+type Logger = Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+/**
+ * Drives one leg from the request that created it, for at most `budgetMs`: takes the row's lease and runs it, or
+ * waits while the worker holds it. Whatever is unfinished at the deadline the worker carries on.
+ */
+export async function driveInline(
+  deps: Deps,
+  transactionId: string,
+  logger: Logger,
+  budgetMs = BLOCKING_BUDGET_MS,
+): Promise<TransactionRow> {
+  const owner = `inline-${newId()}`;
+  const deadline = Date.now() + budgetMs;
+  let running: Promise<void> | null = null;
+  for (;;) {
+    const current = await findTransactionById(deps.database.db, transactionId);
+    if (!current) throw new Error(`transaction ${transactionId} vanished`);
+    if (TERMINAL.has(current.status) || Date.now() >= deadline) return current;
+    if (!running) {
+      const leased = await claimRow(deps, transactionId, owner);
+      if (leased) {
+        running = processRow(deps, leased, logger).finally(() => {
+          running = null;
+        });
+      }
+    }
+    await Promise.race([running ?? sleep(100), sleep(Math.min(250, deadline - Date.now()))]);
+  }
+}
+
+export interface LetterViewer {
+  userId: string;
+}
+
+export async function presentLetters(deps: Deps, rows: LetterRow[], viewer: LetterViewer) {
+  const legs = await legTransactions(deps.database.db, rows);
+  return rows.map((row) =>
+    toLetter(row, legs, deps.keyring, deps.network, {
+      audience: row.userId === viewer.userId ? 'sender' : 'claimant',
+      apiOrigin: deps.config.publicOrigin,
+    }),
+  );
+}
+
+export async function presentLetter(deps: Deps, row: LetterRow, viewer: LetterViewer) {
+  const [letter] = await presentLetters(deps, [row], viewer);
+  return letter as NonNullable<typeof letter>;
+}
+
+/** A letter its sender or its claimant may see; anyone else reads `404 letter_not_found`. */
+export async function visibleLetter(deps: Deps, userId: string, id: string): Promise<LetterRow> {
+  const row = await findLetterById(deps.database.db, id);
+  if (!row || (row.userId !== userId && row.claimantUserId !== userId)) {
+    throw new AppError('letter_not_found', 'No such letter.');
+  }
+  return row;
+}
+
+export async function ownLetter(deps: Deps, userId: string, id: string): Promise<LetterRow> {
+  const row = await findLetterById(deps.database.db, id);
+  if (!row || row.userId !== userId) throw new AppError('letter_not_found', 'No such letter.');
+  return row;
+}
+
+export interface CreateLetterInput {
+  wallet: WalletRow;
+  amount: bigint;
+  memo: string | null;
+  recipient: {
+    name: string;
+    address: {
+      line1: string;
+      line2: string | null;
+      landmark: string | null;
+      city: string;
+      region: string;
+      postal: string | null;
+      country: string;
+    };
+  };
+  expiresInDays: number;
+  claimOrigin: string;
+}
+
+export async function createLetter(
+  deps: Deps,
+  user: UserRow,
+  input: CreateLetterInput,
+  logger: Logger,
+): Promise<LetterRow> {
+  const network = requireNetwork(deps);
+  const { db } = deps.database;
+  const balance = await decryptConfidentialBalance(network, openWalletKey(deps.keyring, input.wallet));
+  if (balance < input.amount) {
+    throw new AppError(
+      'insufficient_balance',
+      `The wallet holds ${formatAmount(balance)} cSTABLE: too little to seal ${formatAmount(input.amount)}.`,
+      {
+        details: { available: formatAmount(balance), requested: formatAmount(input.amount) },
+      },
+    );
+  }
+  const now = deps.clock.now();
+  const letterId = newId();
+  const code = generateClaimCode();
+  const escrowId = newId();
+  await db.transaction(async (tx) => {
+    await tx.insert(letters).values({
+      id: letterId,
+      userId: user.id,
+      senderWalletId: input.wallet.id,
+      senderAddress: input.wallet.address,
+      status: 'DRAFT',
+      chainId: network.chainId,
+      amount: input.amount.toString(),
+      memoSealed: input.memo ? deps.keyring.seal(input.memo, memoContext(letterId)) : null,
+      recipientName: input.recipient.name,
+      recipientAddress: input.recipient.address,
+      expiresAt: new Date(now.getTime() + input.expiresInDays * 86_400_000),
+      claimOrigin: input.claimOrigin,
+      claimCodeHash: claimCodeHash(normalizeClaimCode(code)),
+      claimCodeSealed: deps.keyring.seal(code, claimCodeContext(letterId)),
+      vaultLetterId: letterIdToBytes32(letterId),
+      createdAt: now,
+      updatedAt: now,
+    });
+    await insertTransaction(tx, {
+      id: escrowId,
+      userId: user.id,
+      walletId: input.wallet.id,
+      type: 'LETTER_ESCROW',
+      status: 'QUEUED',
+      chainId: network.chainId,
+      amount: input.amount.toString(),
+      token: CONFIDENTIAL_TOKEN_SYMBOL,
+      fromAddress: input.wallet.address,
+      toAddress: network.contracts.letterVault,
+      counterparty: `Letter escrow ${letterId}`,
+      metadata: { letterId, leg: 'escrow' },
+      nextAttemptAt: now,
+      createdAt: now,
+      updatedAt: now,
+    });
+    await tx.update(letters).set({ escrowTransactionId: escrowId }).where(eq(letters.id, letterId));
+  });
+  const escrow = await driveInline(deps, escrowId, logger);
+  const letter = (await findLetterById(db, letterId)) as LetterRow;
+  if (letter.status === 'ESCROWED') return letter;
+  if (letter.status === 'FAILED' || escrow.status === 'FAILED') {
+    const silentZero = escrow.errorCode === 'escrow_failed';
+    throw new AppError(
+      silentZero ? 'insufficient_balance' : 'escrow_failed',
+      escrow.error ?? 'The escrow failed; nothing moved.',
+      {
+        details: { letterId },
+      },
+    );
+  }
+  throw new AppError(
+    'escrow_unsettled',
+    'The escrow was sent; its bookkeeping is still pending. Follow the letter with GET /transfer/letter/{id}.',
+    {
+      details: { letterId, txHash: escrow.txHash },
+    },
+  );
+}
+
+class LostRace extends Error {}
+
+/**
+ * Runs a leg's insert and its letter's guarded move in one database transaction; when the move finds the letter
+ * already moved by someone else, everything is rolled back and undefined returned.
+ */
+async function guardedMove(
+  deps: Deps,
+  work: (tx: Tx) => Promise<LetterRow | undefined>,
+): Promise<LetterRow | undefined> {
+  try {
+    return await deps.database.db.transaction(async (tx) => {
+      const moved = await work(tx);
+      if (!moved) throw new LostRace();
+      return moved;
+    });
+  } catch (error) {
+    if (error instanceof LostRace) return undefined;
+    throw error;
+  }
+}
+
+/** Queues the refund of an escrowed letter; the letter moves to `status` (VOIDED or EXPIRED) in the same step. */
+async function refundLetter(
+  deps: Deps,
+  letter: LetterRow,
+  from: readonly ('ESCROWED' | 'MAILED' | 'VOIDED' | 'EXPIRED')[],
+  status: 'VOIDED' | 'EXPIRED',
+  reason: string,
+): Promise<LetterRow | undefined> {
+  const network = requireNetwork(deps);
+  const now = deps.clock.now();
+  const refundId = newId();
+  const moved = await guardedMove(deps, async (tx) => {
+    await insertTransaction(tx, {
+      id: refundId,
+      userId: letter.userId,
+      walletId: letter.senderWalletId,
+      type: 'LETTER_REFUND',
+      status: 'QUEUED',
+      chainId: network.chainId,
+      amount: letter.amount,
+      token: CONFIDENTIAL_TOKEN_SYMBOL,
+      fromAddress: network.contracts.letterVault,
+      toAddress: letter.senderAddress,
+      counterparty: `Letter refund ${letter.id}`,
+      metadata: { letterId: letter.id, leg: 'refund', reason },
+      nextAttemptAt: now,
+      createdAt: now,
+      updatedAt: now,
+    });
+    return moveLetter(tx, letter.id, from, {
+      status,
+      refundReason: reason,
+      refundTransactionId: refundId,
+      updatedAt: now,
+    });
+  });
+  if (moved) notifyWork();
+  return moved;
+}
+
+export function expireLetter(deps: Deps, letter: LetterRow) {
+  return refundLetter(deps, letter, CLAIMABLE, 'EXPIRED', 'expired');
+}
+
+export async function voidLetter(
+  deps: Deps,
+  letter: LetterRow,
+  acknowledgeMailed: boolean,
+): Promise<LetterRow> {
+  if (letter.status === 'VOIDED') return letter;
+  if (letter.status === 'CLAIMING' || letter.status === 'CLAIMED') {
+    throw new AppError('already_claimed', 'This letter has been claimed: it can no longer be voided.');
+  }
+  if (letter.status === 'MAILED' && !acknowledgeMailed) {
+    throw new AppError(
+      'void_requires_acknowledgement',
+      'This letter was mailed: send acknowledgeMailed: true to void it (the paper letter then stops working).',
+    );
+  }
+  if (letter.status !== 'ESCROWED' && letter.status !== 'MAILED') {
+    throw new AppError('letter_not_claimable', `A ${letter.status} letter cannot be voided.`);
+  }
+  const moved = await refundLetter(deps, letter, [letter.status], 'VOIDED', 'voided');
+  if (!moved)
+    return voidLetter(
+      deps,
+      (await findLetterById(deps.database.db, letter.id)) as LetterRow,
+      acknowledgeMailed,
+    );
+  return moved;
+}
+
+export interface ClaimOutcome {
+  letter: LetterRow;
+  transaction: TransactionRow;
+}
+
+async function awaitClaim(deps: Deps, letter: LetterRow, logger: Logger): Promise<ClaimOutcome> {
+  const transaction = await driveInline(deps, letter.claimTransactionId as string, logger);
+  const current = (await findLetterById(deps.database.db, letter.id)) as LetterRow;
+  if (transaction.status === 'FAILED') {
+    if (transaction.errorCode === 'escrow_vault_underfunded') {
+      throw new AppError(
+        'escrow_vault_underfunded',
+        transaction.error ?? 'The escrow vault cannot cover this letter right now.',
+        { details: { letterId: letter.id } },
+      );
+    }
+    throw new AppError(
+      'claim_failed',
+      'The release failed on-chain; nothing moved and the letter is claimable again.',
+      { details: { letterId: letter.id } },
+    );
+  }
+  if (transaction.status === 'CONFIRMED' && current.status !== 'CLAIMED') {
+    throw new AppError(
+      'claim_unsettled',
+      'The release was sent; its bookkeeping is still pending. Follow the letter with GET /transfer/letter/{id}.',
+      {
+        details: { letterId: letter.id, txHash: transaction.txHash },
+      },
+    );
+  }
+  return { letter: current, transaction };
+}
+
+export async function claimLetter(
+  deps: Deps,
+  user: UserRow,
+  input: { claimCode: string; wallet: WalletRow },
+  logger: Logger,
+): Promise<ClaimOutcome> {
+  const network = requireNetwork(deps);
+  const { db } = deps.database;
+  const normalized = normalizeClaimCode(input.claimCode);
+  const letter = await findLetterByCodeHash(db, claimCodeHash(normalized));
+  if (!letter) throw new AppError('letter_not_found', 'No letter matches this claim code.');
+  if (letter.userId === user.id)
+    throw new AppError(
+      'cannot_claim_own_letter',
+      'You sent this letter: it cannot be claimed by its sender.',
+    );
+  if (letter.status === 'CLAIMING' || letter.status === 'CLAIMED') {
+    if (letter.claimantUserId === user.id && letter.claimantWalletId === input.wallet.id)
+      return awaitClaim(deps, letter, logger);
+    throw new AppError('already_claimed', 'This letter has already been claimed.');
+  }
+  if (letter.status === 'EXPIRED')
+    throw new AppError('letter_expired', 'This letter has expired; its amount went back to the sender.');
+  if (letter.status !== 'ESCROWED' && letter.status !== 'MAILED') {
+    throw new AppError(
+      'letter_not_claimable',
+      `This letter cannot be claimed (${letter.status.toLowerCase()}).`,
+    );
+  }
+  const now = deps.clock.now();
+  if (letter.expiresAt <= now) {
+    await expireLetter(deps, letter);
+    throw new AppError('letter_expired', 'This letter has expired; its amount goes back to the sender.');
+  }
+  const claimId = newId();
+  const claimed = await guardedMove(deps, async (tx) => {
+    await insertTransaction(tx, {
+      id: claimId,
+      userId: user.id,
+      walletId: input.wallet.id,
+      type: 'LETTER_CLAIM',
+      status: 'QUEUED',
+      chainId: network.chainId,
+      amount: letter.amount,
+      token: CONFIDENTIAL_TOKEN_SYMBOL,
+      fromAddress: network.contracts.letterVault,
+      toAddress: input.wallet.address,
+      counterparty: `Letter escrow ${letter.id}`,
+      metadata: { letterId: letter.id, leg: 'claim' },
+      nextAttemptAt: now,
+      createdAt: now,
+      updatedAt: now,
+    });
+    // The guarded flip: of concurrent claimants exactly one moves the letter out of a claimable status.
+    return moveLetter(tx, letter.id, [letter.status as 'ESCROWED' | 'MAILED'], {
+      status: 'CLAIMING',
+      claimableStatus: letter.status as 'ESCROWED' | 'MAILED',
+      claimantUserId: user.id,
+      claimantWalletId: input.wallet.id,
+      claimantAddress: input.wallet.address,
+      claimTransactionId: claimId,
+      updatedAt: now,
+    });
+  });
+  if (!claimed) return claimLetter(deps, user, input, logger);
+  return awaitClaim(deps, claimed, logger);
+}
+
+export async function previewLetter(deps: Deps, code: string) {
+  const letter = await findLetterByCodeHash(deps.database.db, claimCodeHash(normalizeClaimCode(code)));
+  if (!letter) throw new AppError('letter_not_found', 'No letter matches this claim code.');
+  const sender = await findUserById(deps.database.db, letter.userId);
+  const expired =
+    letter.status === 'EXPIRED' ||
+    ((letter.status === 'ESCROWED' || letter.status === 'MAILED') && letter.expiresAt <= deps.clock.now());
+  const status = expired ? 'EXPIRED' : letter.status;
+  return {
+    status,
+    expiresAt: letter.expiresAt.toISOString(),
+    recipientName: letter.recipientName,
+    senderLabel: sender?.company || sender?.name || 'A sealpay user',
+    amountVisibility: 'sealed' as const,
+    claimable: status === 'ESCROWED' || status === 'MAILED',
+  };
+}
+
+/**
+ * The operator's sweep: expires and refunds letters past `expiresAt`, re-queues refunds that failed, and settles
+ * letters whose leg finished while nobody was watching. Safe to run from several processes at once.
+ */
+export async function sweepLetters(
+  deps: Deps,
+): Promise<{ expired: number; refunded: number; reconciled: number }> {
+  const { db } = deps.database;
+  const now = deps.clock.now();
+  let expired = 0;
+  let refunded = 0;
+  let reconciled = 0;
+  const due = await db
+    .select()
+    .from(letters)
+    .where(and(inArray(letters.status, [...CLAIMABLE]), lte(letters.expiresAt, now)))
+    .limit(200);
+  for (const letter of due) if (await expireLetter(deps, letter)) expired += 1;
+
+  const failedRefunds = await db
+    .select({ letter: letters })
+    .from(letters)
+    .innerJoin(transactions, eq(transactions.id, letters.refundTransactionId))
+    .where(and(inArray(letters.status, ['VOIDED', 'EXPIRED']), eq(transactions.status, 'FAILED')))
+    .limit(200);
+  const network = requireNetwork(deps);
+  for (const { letter } of failedRefunds) {
+    const onChain = await readLetter(network, letter.vaultLetterId as Hex);
+    if (onChain.state !== LETTER_STATE.Escrowed) {
+      await updateLetter(db, letter.id, {
+        needsReview: true,
+        error: 'The refund failed and the vault no longer holds the letter.',
+      });
+      continue;
+    }
+    if (
+      await refundLetter(
+        deps,
+        letter,
+        [letter.status as 'VOIDED' | 'EXPIRED'],
+        letter.status as 'VOIDED' | 'EXPIRED',
+        letter.refundReason ?? 'voided',
+      )
+    ) {
+      refunded += 1;
+    }
+  }
+
+  const unsettled = await db
+    .select({ letter: letters, leg: transactions })
+    .from(letters)
+    .innerJoin(
+      transactions,
+      sql`${transactions.id} = case when ${letters.status} = 'DRAFT' then ${letters.escrowTransactionId} else ${letters.claimTransactionId} end`,
+    )
+    .where(
+      and(
+        inArray(letters.status, ['DRAFT', 'CLAIMING']),
+        inArray(transactions.status, ['CONFIRMED', 'FAILED']),
+      ),
+    )
+    .limit(200);
+  for (const { letter, leg } of unsettled) {
+    const confirmed = leg.status === 'CONFIRMED';
+    const moved =
+      letter.status === 'DRAFT'
+        ? await moveLetter(
+            db,
+            letter.id,
+            ['DRAFT'],
+            confirmed ? { status: 'ESCROWED' } : { status: 'FAILED', error: leg.error },
+          )
+        : await moveLetter(
+            db,
+            letter.id,
+            ['CLAIMING'],
+            confirmed
+              ? { status: 'CLAIMED', claimedAt: leg.updatedAt, claimCodeSealed: null }
+              : {
+                  status: letter.claimableStatus ?? 'ESCROWED',
+                  claimantUserId: null,
+                  claimantWalletId: null,
+                  claimantAddress: null,
+                  claimTransactionId: null,
+                },
+          );
+    if (moved) reconciled += 1;
+  }
+  return { expired, refunded, reconciled };
+}
+
+/** The sweep on a timer inside the service (every worker process runs it; the guarded updates make that safe). */
+export function startLetterSweeper(deps: Deps, logger: Logger, intervalMs = 60_000): () => Promise<void> {
+  let running: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = sweepLetters(deps)
+      .then((counts) => {
+        if (counts.expired + counts.refunded + counts.reconciled > 0) logger.info(counts, 'letter sweep');
+      })
+      .catch((error: unknown) => logger.error({ err: error }, 'letter sweep failed'));
+  }, intervalMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+}
