@@ -16,7 +16,7 @@ export function countryName(code: string): string | null {
   if (!/^[A-Z]{2}$/.test(code)) return null;
   try {
     const name = regionNames.of(code);
-    return name && name !== code ? name : null;
+    return name && name !== code && name !== 'Unknown Region' ? name : null;
   } catch {
     return null;
   }

@@ -1,0 +1,595 @@
+import type { Hex } from 'viem';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  apiKeyOf,
+  type Caller,
+  createTestContext,
+  errorOf,
+  signup,
+  type TestContext,
+  waitForStatus,
+} from '../../../test/harness.ts';
+import { sendTransactionOrThrow } from '../../adapters/chain/tx.ts';
+import { encodeLetterRefund } from '../../adapters/confidential/helpers.ts';
+import { findLetterById } from './letters.repository.ts';
+
+let ctx: TestContext;
+let sender: Caller;
+let senderWallet: { id: string; address: string };
+let recipient: Caller;
+let recipientWallet: { id: string; address: string };
+
+const RECIPIENT = {
+  name: 'Ada Lovelace',
+  address: {
+    line1: '12 St James Square',
+    city: 'London',
+    region: 'London',
+    postal: 'SW1Y 4JH',
+    country: 'gb',
+  },
+};
+
+async function post(
+  caller: Caller | null,
+  url: string,
+  payload?: unknown,
+  headers: Record<string, string> = {},
+) {
+  return ctx.app.inject({
+    method: 'POST',
+    url: `/api/v1${url}`,
+    headers: { ...(caller?.headers ?? {}), ...headers },
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
+}
+
+async function get(caller: Caller | null, url: string) {
+  return ctx.app.inject({ url: `/api/v1${url}`, headers: caller?.headers ?? {} });
+}
+
+async function createWallet(caller: Caller, body: Record<string, unknown> = { type: 'CUSTODIAL' }) {
+  return (await post(caller, '/wallets', body)).json().data.wallet;
+}
+
+async function confidential(caller: Caller, walletId: string): Promise<string> {
+  return (await get(caller, `/balances?walletId=${walletId}`)).json().data.balances[0].confidential.amount;
+}
+
+async function createLetter(body: Record<string, unknown> = {}) {
+  const response = await post(sender, '/transfer/letter', {
+    walletId: senderWallet.id,
+    amount: '10',
+    memo: 'For the engines',
+    recipient: RECIPIENT,
+    ...body,
+  });
+  expect(response.statusCode, response.body).toBe(201);
+  return response.json().data.letter;
+}
+
+async function waitForLetter(
+  caller: Caller,
+  id: string,
+  predicate: (letter: { status: string; refund: { status: string } | null }) => boolean,
+) {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const letter = (await get(caller, `/transfer/letter/${id}`)).json().data.letter;
+    if (predicate(letter)) return letter;
+    if (Date.now() > deadline) throw new Error(`letter ${id} never matched: ${JSON.stringify(letter)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+beforeAll(async () => {
+  ctx = await createTestContext({
+    worker: true,
+    env: {
+      RATE_LIMIT_READS_PER_MINUTE: '100000',
+      RATE_LIMIT_WRITES_PER_MINUTE: '100000',
+      SWEEP_SECRET: 'operator-sweep-secret',
+    },
+  });
+  sender = await signup(ctx.app);
+  recipient = await signup(ctx.app);
+  senderWallet = await createWallet(sender);
+  recipientWallet = await createWallet(recipient);
+  const fund = await post(sender, '/fund', { walletId: senderWallet.id, amount: '1000' });
+  await waitForStatus(ctx.app, sender.headers, fund.json().data.transaction.id);
+  const mint = await post(sender, '/mint', { walletId: senderWallet.id, amount: '500' });
+  expect((await waitForStatus(ctx.app, sender.headers, mint.json().data.transaction.id)).status).toBe(
+    'CONFIRMED',
+  );
+});
+afterAll(() => ctx.close());
+
+describe('create', () => {
+  it('escrows the sealed amount and answers 201 ESCROWED with every field of the interface', async () => {
+    const before = await confidential(sender, senderWallet.id);
+    const letter = await createLetter();
+    expect(Object.keys(letter).sort()).toEqual(
+      [
+        'id',
+        'status',
+        'chainId',
+        'amount',
+        'token',
+        'amountVisibility',
+        'memo',
+        'recipient',
+        'isDomestic',
+        'expiresAt',
+        'sender',
+        'claimCode',
+        'claimUrl',
+        'pdfUrl',
+        'escrow',
+        'claim',
+        'refund',
+        'mail',
+        'needsReview',
+        'error',
+        'createdAt',
+        'updatedAt',
+      ].sort(),
+    );
+    expect(letter).toMatchObject({
+      status: 'ESCROWED',
+      chainId: 31337,
+      amount: 'sealed',
+      memo: 'sealed',
+      token: 'cSTABLE',
+      amountVisibility: 'sealed',
+      isDomestic: false,
+      sender: { walletId: senderWallet.id, address: senderWallet.address },
+      claim: null,
+      refund: null,
+      mail: null,
+      needsReview: false,
+      error: null,
+    });
+    expect(letter.recipient).toEqual({
+      name: 'Ada Lovelace',
+      address: {
+        line1: '12 St James Square',
+        line2: null,
+        landmark: null,
+        city: 'London',
+        region: 'London',
+        postal: 'SW1Y 4JH',
+        country: 'GB',
+        countryName: 'United Kingdom',
+      },
+    });
+    expect(letter.claimCode).toMatch(/^[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){6}$/);
+    expect(letter.claimUrl).toBe(`http://localhost:8080/claim#${letter.claimCode}`);
+    expect(letter.pdfUrl).toBe(`http://localhost:8080/api/v1/transfer/letter/${letter.id}/pdf`);
+    expect(letter.escrow).toMatchObject({
+      status: 'CONFIRMED',
+      verified: true,
+      txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+    });
+    expect(new Date(letter.expiresAt).getTime() - new Date(letter.createdAt).getTime()).toBe(90 * 86_400_000);
+    // What left the wallet shows in the sender's own balance and transactions, never in the letter.
+    expect(Number(await confidential(sender, senderWallet.id))).toBe(Number(before) - 10);
+    const escrow = (await get(sender, `/transactions/${letter.escrow.transactionId}`)).json().data
+      .transaction;
+    expect(escrow).toMatchObject({
+      type: 'LETTER_ESCROW',
+      status: 'CONFIRMED',
+      amount: '10.00',
+      metadata: { letterId: letter.id, leg: 'escrow' },
+    });
+    const reread = (await get(sender, `/transfer/letter/${letter.id}`)).json().data.letter;
+    expect(reread).toMatchObject({ amount: 'sealed', memo: 'sealed', claimCode: letter.claimCode });
+  });
+
+  it('keeps the claim code only hashed and sealed at rest', async () => {
+    const letter = await createLetter();
+    const row = await findLetterById(ctx.deps.database.db, letter.id);
+    expect(JSON.stringify(row)).not.toContain(letter.claimCode);
+    expect(JSON.stringify(row)).not.toContain(letter.claimCode.replaceAll('-', ''));
+    expect(JSON.stringify(row)).not.toContain('For the engines');
+  });
+
+  it('refuses an amount the confidential balance cannot cover: 400 insufficient_balance', async () => {
+    const response = await post(sender, '/transfer/letter', {
+      walletId: senderWallet.id,
+      amount: '100000',
+      recipient: RECIPIENT,
+    });
+    expect(errorOf(response)).toMatchObject({ status: 400, code: 'insufficient_balance' });
+  });
+
+  it.each([
+    [{ amount: 10 }, 'invalid_amount'],
+    [{ amount: '0' }, 'invalid_amount'],
+    [{ memo: 'x'.repeat(501) }, 'validation_error'],
+    [{ expiresInDays: 0 }, 'validation_error'],
+    [{ expiresInDays: 366 }, 'validation_error'],
+    [{ recipient: { ...RECIPIENT, address: { ...RECIPIENT.address, country: 'ZZ' } } }, 'validation_error'],
+    [{ recipient: { name: 'x', address: { city: 'y', region: 'z', country: 'US' } } }, 'validation_error'],
+    [{ claimOrigin: 'ftp://x' }, 'validation_error'],
+  ])('answers %j with 400 %s', async (body, code) => {
+    const response = await post(sender, '/transfer/letter', {
+      walletId: senderWallet.id,
+      amount: '1',
+      recipient: RECIPIENT,
+      ...body,
+    });
+    expect(errorOf(response)).toMatchObject({ status: 400, code });
+  });
+
+  it("refuses another account's wallet (404 not_found) and an external wallet", async () => {
+    expect(
+      errorOf(
+        await post(recipient, '/transfer/letter', {
+          walletId: senderWallet.id,
+          amount: '1',
+          recipient: RECIPIENT,
+        }),
+      ),
+    ).toMatchObject({ status: 404, code: 'not_found' });
+    const external = await createWallet(sender, {
+      type: 'EXTERNAL',
+      address: '0x00000000000000000000000000000000000000b1',
+    });
+    expect(
+      errorOf(
+        await post(sender, '/transfer/letter', { walletId: external.id, amount: '1', recipient: RECIPIENT }),
+      ),
+    ).toMatchObject({ status: 400, code: 'wallet_not_custodial' });
+  });
+
+  it('lists the sender letters newest first; another account sees none and reads 404 letter_not_found', async () => {
+    const letter = await createLetter();
+    const list = (await get(sender, '/transfer/letter?pageSize=2')).json().data;
+    expect(list).toMatchObject({ page: 1, pageSize: 2 });
+    expect(list.total).toBeGreaterThanOrEqual(3);
+    expect(list.items[0].id).toBe(letter.id);
+    expect((await get(recipient, '/transfer/letter')).json().data.total).toBe(0);
+    expect(errorOf(await get(recipient, `/transfer/letter/${letter.id}`))).toMatchObject({
+      status: 404,
+      code: 'letter_not_found',
+    });
+  });
+});
+
+describe('preview', () => {
+  it('shows status, expiry, names and claimable, and nothing sealed, without authentication', async () => {
+    const letter = await createLetter();
+    const response = await get(
+      null,
+      `/transfer/letter/preview?code=${encodeURIComponent(letter.claimCode.toLowerCase().replaceAll('-', ' '))}`,
+    );
+    expect(response.statusCode).toBe(200);
+    expect(response.json().data.letter).toEqual({
+      status: 'ESCROWED',
+      expiresAt: letter.expiresAt,
+      recipientName: 'Ada Lovelace',
+      senderLabel: expect.any(String),
+      amountVisibility: 'sealed',
+      claimable: true,
+    });
+    expect(response.body).not.toContain('For the engines');
+    expect(response.body).not.toContain('10.00');
+  });
+
+  it('answers a malformed code 400 invalid_claim_code and an unknown one 404 letter_not_found', async () => {
+    expect(errorOf(await get(null, '/transfer/letter/preview?code=short'))).toMatchObject({
+      status: 400,
+      code: 'invalid_claim_code',
+    });
+    expect(errorOf(await get(null, `/transfer/letter/preview?code=${'0'.repeat(28)}`))).toMatchObject({
+      status: 404,
+      code: 'letter_not_found',
+    });
+  });
+});
+
+describe('claim', () => {
+  it('claims into a custodial wallet: CLAIMED, amount and memo revealed, code and URL null', async () => {
+    const letter = await createLetter({ amount: '12.34', memo: 'Happy birthday' });
+    const before = await confidential(recipient, recipientWallet.id);
+    const response = await post(recipient, '/transfer/letter/claim', {
+      claimCode: letter.claimCode.toLowerCase(),
+      walletId: recipientWallet.id,
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    const { letter: claimed, transaction } = response.json().data;
+    expect(claimed).toMatchObject({
+      status: 'CLAIMED',
+      amount: '12.34',
+      memo: 'Happy birthday',
+      claimCode: null,
+      claimUrl: null,
+    });
+    expect(claimed.claim).toMatchObject({
+      status: 'CONFIRMED',
+      verified: true,
+      walletAddress: recipientWallet.address,
+      claimedAt: expect.stringMatching(/Z$/),
+    });
+    expect(transaction).toMatchObject({
+      type: 'LETTER_CLAIM',
+      status: 'CONFIRMED',
+      walletId: recipientWallet.id,
+      amount: '12.34',
+      metadata: { letterId: letter.id, leg: 'claim' },
+    });
+    expect(transaction.counterparty).toContain(letter.id);
+    expect(Number(await confidential(recipient, recipientWallet.id))).toBeCloseTo(Number(before) + 12.34, 6);
+    // The sender now sees it claimed and revealed, without the code.
+    expect((await get(sender, `/transfer/letter/${letter.id}`)).json().data.letter).toMatchObject({
+      status: 'CLAIMED',
+      amount: '12.34',
+      claimCode: null,
+    });
+    // The same claimant repeating gets the existing claim; anyone else 409 already_claimed.
+    const again = await post(recipient, '/transfer/letter/claim', {
+      claimCode: letter.claimCode,
+      walletId: recipientWallet.id,
+    });
+    expect(again.statusCode).toBe(200);
+    expect(again.json().data.transaction.id).toBe(transaction.id);
+    const otherWallet = await createWallet(recipient);
+    expect(
+      errorOf(
+        await post(recipient, '/transfer/letter/claim', {
+          claimCode: letter.claimCode,
+          walletId: otherWallet.id,
+        }),
+      ),
+    ).toMatchObject({ status: 409, code: 'already_claimed' });
+    const third = await signup(ctx.app);
+    const thirdWallet = await createWallet(third);
+    expect(
+      errorOf(
+        await post(third, '/transfer/letter/claim', {
+          claimCode: letter.claimCode,
+          walletId: thirdWallet.id,
+        }),
+      ),
+    ).toMatchObject({ status: 409, code: 'already_claimed' });
+  });
+
+  it('claims into an external (watch-only) wallet, with an API key', async () => {
+    const letter = await createLetter({ amount: '3' });
+    const external = await createWallet(recipient, {
+      type: 'EXTERNAL',
+      address: '0x00000000000000000000000000000000000000c1',
+    });
+    const key = await apiKeyOf(ctx.app, recipient);
+    const response = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/v1/transfer/letter/claim',
+      headers: key.headers,
+      payload: { claimCode: letter.claimCode, walletId: external.id },
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json().data.letter.claim.walletAddress.toLowerCase()).toBe(
+      '0x00000000000000000000000000000000000000c1',
+    );
+  });
+
+  it('lets exactly one of several concurrent claimants win', async () => {
+    const letter = await createLetter({ amount: '1' });
+    const claimants = await Promise.all([signup(ctx.app), signup(ctx.app), signup(ctx.app)]);
+    const wallets = await Promise.all(claimants.map((caller) => createWallet(caller)));
+    const responses = await Promise.all(
+      claimants.map((caller, i) =>
+        post(caller, '/transfer/letter/claim', { claimCode: letter.claimCode, walletId: wallets[i].id }),
+      ),
+    );
+    const statuses = responses.map((response) => response.statusCode).sort();
+    expect(statuses).toEqual([200, 409, 409]);
+    for (const response of responses.filter((r) => r.statusCode === 409))
+      expect(errorOf(response).code).toBe('already_claimed');
+  });
+
+  it('answers every error of the interface', async () => {
+    const letter = await createLetter({ amount: '1' });
+    expect(
+      errorOf(
+        await post(sender, '/transfer/letter/claim', {
+          claimCode: letter.claimCode,
+          walletId: senderWallet.id,
+        }),
+      ),
+    ).toMatchObject({ status: 400, code: 'cannot_claim_own_letter' });
+    expect(
+      errorOf(
+        await post(recipient, '/transfer/letter/claim', {
+          claimCode: 'ABCD-EFGH',
+          walletId: recipientWallet.id,
+        }),
+      ),
+    ).toMatchObject({ status: 400, code: 'invalid_claim_code' });
+    expect(
+      errorOf(
+        await post(recipient, '/transfer/letter/claim', {
+          claimCode: 'Z'.repeat(28),
+          walletId: recipientWallet.id,
+        }),
+      ),
+    ).toMatchObject({ status: 404, code: 'letter_not_found' });
+    expect(
+      errorOf(
+        await post(recipient, '/transfer/letter/claim', {
+          claimCode: letter.claimCode,
+          walletId: senderWallet.id,
+        }),
+      ),
+    ).toMatchObject({ status: 404, code: 'not_found' });
+    expect(
+      errorOf(
+        await post(recipient, '/transfer/letter/claim', { claimCode: '', walletId: recipientWallet.id }),
+      ),
+    ).toMatchObject({ status: 400, code: 'validation_error' });
+    expect(
+      errorOf(
+        await post(null, '/transfer/letter/claim', {
+          claimCode: letter.claimCode,
+          walletId: recipientWallet.id,
+        }),
+      ),
+    ).toMatchObject({ status: 401, code: 'unauthenticated' });
+  });
+
+  it('answers 503 escrow_vault_underfunded when the vault cannot cover the letter, which stays claimable', async () => {
+    const letter = await createLetter({ amount: '2' });
+    const network = ctx.deps.network;
+    if (!network) throw new Error('no network');
+    const row = await findLetterById(ctx.deps.database.db, letter.id);
+    // Empty the vault's record of this letter behind the service's back.
+    await sendTransactionOrThrow(network, {
+      privateKey: network.operator.privateKey,
+      to: network.contracts.letterVault,
+      data: encodeLetterRefund(row?.vaultLetterId as Hex),
+    });
+    const response = await post(recipient, '/transfer/letter/claim', {
+      claimCode: letter.claimCode,
+      walletId: recipientWallet.id,
+    });
+    expect(errorOf(response)).toMatchObject({ status: 503, code: 'escrow_vault_underfunded' });
+    const after = (await get(sender, `/transfer/letter/${letter.id}`)).json().data.letter;
+    expect(after).toMatchObject({ status: 'ESCROWED', claim: null });
+  });
+
+  it('limits claim attempts to 10 per 15 minutes per principal and IP, apart from the write budget', async () => {
+    const caller = await signup(ctx.app);
+    const wallet = await createWallet(caller);
+    for (let i = 0; i < 10; i += 1) {
+      const response = await post(caller, '/transfer/letter/claim', {
+        claimCode: 'Z'.repeat(28),
+        walletId: wallet.id,
+      });
+      expect(response.statusCode).toBe(404);
+      expect(response.headers['ratelimit-limit']).toBe('10');
+    }
+    const limited = await post(caller, '/transfer/letter/claim', {
+      claimCode: 'Z'.repeat(28),
+      walletId: wallet.id,
+    });
+    expect(errorOf(limited)).toMatchObject({ status: 429, code: 'rate_limited' });
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await post(caller, '/wallets', { type: 'CUSTODIAL' })).statusCode).toBe(201);
+  });
+});
+
+/** Sessions last 24 h, so tests that move the clock by days act through API keys. */
+async function keyed(caller: Caller): Promise<Caller> {
+  const key = await apiKeyOf(ctx.app, caller);
+  return { ...caller, headers: key.headers };
+}
+
+describe('void and expiry', () => {
+  it('voids an ESCROWED letter and refunds the sending wallet; the code then gets 409 letter_not_claimable', async () => {
+    const before = await confidential(sender, senderWallet.id);
+    const letter = await createLetter({ amount: '7' });
+    const response = await post(sender, `/transfer/letter/${letter.id}/void`, {});
+    expect(response.statusCode).toBe(200);
+    expect(response.json().data.letter).toMatchObject({ status: 'VOIDED', refund: { reason: 'voided' } });
+    const refunded = await waitForLetter(sender, letter.id, (l) => l.refund?.status === 'CONFIRMED');
+    expect(refunded.refund).toMatchObject({ status: 'CONFIRMED', verified: true });
+    expect(await confidential(sender, senderWallet.id)).toBe(before);
+    expect(
+      errorOf(
+        await post(recipient, '/transfer/letter/claim', {
+          claimCode: letter.claimCode,
+          walletId: recipientWallet.id,
+        }),
+      ),
+    ).toMatchObject({ status: 409, code: 'letter_not_claimable' });
+    const again = await post(sender, `/transfer/letter/${letter.id}/void`, {});
+    expect(again.json().data.letter.status).toBe('VOIDED');
+  });
+
+  it('refuses to void a claimed letter (409 already_claimed) or a stranger’s (404 letter_not_found)', async () => {
+    const letter = await createLetter({ amount: '1' });
+    expect(errorOf(await post(recipient, `/transfer/letter/${letter.id}/void`, {}))).toMatchObject({
+      status: 404,
+      code: 'letter_not_found',
+    });
+    await post(recipient, '/transfer/letter/claim', {
+      claimCode: letter.claimCode,
+      walletId: recipientWallet.id,
+    });
+    expect(errorOf(await post(sender, `/transfer/letter/${letter.id}/void`, {}))).toMatchObject({
+      status: 409,
+      code: 'already_claimed',
+    });
+  });
+
+  it('expires at expiresAt: a claim gets 410 letter_expired and the sender is refunded', async () => {
+    const [senderKey, recipientKey] = [await keyed(sender), await keyed(recipient)];
+    const before = await confidential(sender, senderWallet.id);
+    const letter = await createLetter({ amount: '4', expiresInDays: 1 });
+    ctx.clock.advance(86_400_000 + 1000);
+    try {
+      const response = await post(recipientKey, '/transfer/letter/claim', {
+        claimCode: letter.claimCode,
+        walletId: recipientWallet.id,
+      });
+      expect(errorOf(response)).toMatchObject({ status: 410, code: 'letter_expired' });
+      const expired = await waitForLetter(senderKey, letter.id, (l) => l.refund?.status === 'CONFIRMED');
+      expect(expired).toMatchObject({ status: 'EXPIRED', refund: { reason: 'expired', verified: true } });
+      expect(await confidential(senderKey, senderWallet.id)).toBe(before);
+      expect(
+        errorOf(
+          await post(recipientKey, '/transfer/letter/claim', {
+            claimCode: letter.claimCode,
+            walletId: recipientWallet.id,
+          }),
+        ),
+      ).toMatchObject({ status: 410, code: 'letter_expired' });
+    } finally {
+      ctx.clock.advance(-(86_400_000 + 1000));
+    }
+  });
+
+  it('the sweep needs the shared secret, then expires due letters and refunds them', async () => {
+    expect(
+      errorOf(await post(null, '/transfer/letter/sweep', undefined, { 'x-sweep-secret': 'wrong' })),
+    ).toMatchObject({ status: 401, code: 'unauthenticated' });
+    expect(errorOf(await post(null, '/transfer/letter/sweep'))).toMatchObject({
+      status: 401,
+      code: 'unauthenticated',
+    });
+    const senderKey = await keyed(sender);
+    const letter = await createLetter({ amount: '1', expiresInDays: 2 });
+    ctx.clock.advance(2 * 86_400_000 + 1000);
+    try {
+      const response = await post(null, '/transfer/letter/sweep', undefined, {
+        'x-sweep-secret': 'operator-sweep-secret',
+      });
+      expect(response.statusCode).toBe(200);
+      expect(response.json().data.expired).toBeGreaterThanOrEqual(1);
+      const expired = await waitForLetter(senderKey, letter.id, (l) => l.refund?.status === 'CONFIRMED');
+      expect(expired.status).toBe('EXPIRED');
+    } finally {
+      ctx.clock.advance(-(2 * 86_400_000 + 1000));
+    }
+  });
+});
+
+describe('sweep configuration', () => {
+  it('answers 503 naming SWEEP_SECRET while it is not set', async () => {
+    const bare = await createTestContext();
+    try {
+      const response = await bare.app.inject({
+        method: 'POST',
+        url: '/api/v1/transfer/letter/sweep',
+        headers: { 'x-sweep-secret': 'anything' },
+      });
+      expect(errorOf(response)).toMatchObject({
+        status: 503,
+        code: 'configuration_missing',
+        details: { variable: 'SWEEP_SECRET' },
+      });
+    } finally {
+      await bare.close();
+    }
+  });
+});
