@@ -16,10 +16,12 @@ import { type LoginExtensions, registerAccountRoutes } from './modules/accounts/
 import { registerKeyRoutes } from './modules/keys/keys.routes.ts';
 import { registerLetterRoutes } from './modules/letters/letters.routes.ts';
 import { registerNetworkRoutes, registerRpcRoute } from './modules/network/network.routes.ts';
+import { registerReceiptRoutes } from './modules/receipts/receipts.routes.ts';
 import { registerSandboxRoutes } from './modules/sandbox/sandbox.routes.ts';
 import { registerSecurityRoutes } from './modules/security/security.routes.ts';
 import { totpSecondFactor } from './modules/security/totp.service.ts';
 import { registerTransactionRoutes } from './modules/transactions/transactions.routes.ts';
+import { registerWalletExportRoutes } from './modules/wallets/wallet-export.ts';
 import { registerWalletRoutes } from './modules/wallets/wallets.routes.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -80,7 +82,9 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
       registerKeyRoutes(typed, deps);
       registerNetworkRoutes(typed, deps);
       registerWalletRoutes(typed, deps);
+      registerWalletExportRoutes(typed, deps);
       registerTransactionRoutes(typed, deps);
+      registerReceiptRoutes(typed, deps);
       registerLetterRoutes(typed, deps);
       registerSecurityRoutes(typed, deps);
       typed.get('/openapi.json', { config: { rate: 'none' }, schema: { hide: true } }, async () =>
