@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Caller, createTestContext, errorOf, signup, type TestContext } from '../../../test/harness.ts';
+
+let ctx: TestContext;
+let caller: Caller;
+let walletId: string;
+
+beforeAll(async () => {
+  // Production on mainnet with no relayer credentials and no RPC: the service starts and answers with 503s.
+  ctx = await createTestContext({
+    network: true,
+    env: { NETWORK: 'mainnet', MASTER_KEY: randomBytes(32).toString('hex') },
+  });
+  caller = await signup(ctx.app);
+  const wallet = await ctx.app.inject({
+    method: 'POST',
+    url: '/api/v1/wallets',
+    headers: caller.headers,
+    payload: { type: 'CUSTODIAL' },
+  });
+  walletId = wallet.json().data.wallet.id;
+});
+afterAll(() => ctx.close());
+
+describe('production environment', () => {
+  it('answers the faucet 404 not_found before authentication', async () => {
+    for (const headers of [{}, caller.headers]) {
+      const response = await ctx.app.inject({
+        method: 'POST',
+        url: '/api/v1/fund',
+        headers,
+        payload: { walletId },
+      });
+      expect(errorOf(response)).toMatchObject({ status: 404, code: 'not_found' });
+    }
+  });
+
+  it('checks configuration before queueing: 503 fhe_credentials_missing, and no transaction row', async () => {
+    const response = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/v1/transfer',
+      headers: caller.headers,
+      payload: { walletId, to: '0x000000000000000000000000000000000000dEaD', amount: '1' },
+    });
+    expect(errorOf(response)).toMatchObject({ status: 503, code: 'fhe_credentials_missing' });
+    const list = await ctx.app.inject({ url: '/api/v1/transactions', headers: caller.headers });
+    expect(list.json().data.total).toBe(0);
+  });
+
+  it('reports the environment in the sandbox probe', async () => {
+    const response = await ctx.app.inject({ url: '/api/v1/sandbox' });
+    expect(response.json()).toMatchObject({ environment: 'production', network: 'mainnet' });
+  });
+});
