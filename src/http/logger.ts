@@ -25,6 +25,8 @@ export const REDACTED_PATHS = [
     'pendingToken',
     'token',
     'nota',
+    // A wallet-key nota's encrypted key: in a log it would invite an offline guess at the passphrase.
+    'ciphertext',
     'masterKey',
     'apiKey',
     'credential',
