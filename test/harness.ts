@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { createPublicClient, custom } from 'viem';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { type Database, openDatabase } from '../src/db/client.ts';
@@ -176,4 +177,22 @@ export async function waitForStatus(
       throw new Error(`transaction ${id} still ${transaction?.status} after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** A viem client that reaches the chain through the service's own `POST /rpc`, as a wallet would. */
+export function rpcClient(app: App) {
+  return createPublicClient({
+    transport: custom({
+      request: async ({ method, params }) => {
+        const response = await app.inject({
+          method: 'POST',
+          url: '/rpc',
+          payload: { jsonrpc: '2.0', id: 1, method, params },
+        });
+        const body = response.json();
+        if (body.error) throw new Error(body.error.message);
+        return body.result;
+      },
+    }),
+  });
 }

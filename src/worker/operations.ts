@@ -112,6 +112,26 @@ export async function ensureGas(
   return submission.txHash as Hex;
 }
 
+/**
+ * QUEUED → PENDING once the step that carries the row's hash is broadcast, with the sponsored gas top-up's hash
+ * when there was one. Returns the row's metadata as written.
+ */
+export async function markSubmitted(
+  ctx: OperationContext,
+  row: TransactionRow,
+  txHash: string,
+  gasTxHash: Hex | null,
+) {
+  const metadata = gasTxHash ? withMetadata(row, { gasTxHash }) : row.metadata;
+  await transition(ctx.deps.database.db, row.id, 'QUEUED', {
+    status: 'PENDING',
+    txHash,
+    step: 'submitted',
+    metadata,
+  });
+  return metadata;
+}
+
 export function withMetadata(row: TransactionRow, extra: Record<string, unknown>) {
   return { ...(row.metadata ?? {}), ...extra };
 }
@@ -192,13 +212,7 @@ async function runMint(ctx: OperationContext, row: TransactionRow): Promise<void
     data: encodeWrap(wallet.address as Address, amount),
     gas: WRAP_GAS,
   }));
-  const metadata = gasTxHash ? withMetadata(row, { gasTxHash }) : row.metadata;
-  await transition(db, row.id, 'QUEUED', {
-    status: 'PENDING',
-    txHash: wrap.txHash,
-    step: 'submitted',
-    metadata,
-  });
+  const metadata = await markSubmitted(ctx, row, wrap.txHash, gasTxHash);
   await settle(ctx.deps, ctx.network, approve);
   const receipt = await settle(ctx.deps, ctx.network, wrap);
   await transition(db, row.id, ['QUEUED', 'PENDING'], {
@@ -225,13 +239,7 @@ async function runTransfer(ctx: OperationContext, row: TransactionRow): Promise<
     });
     return { to: token, data: encodeConfidentialTransfer(to, encrypted) };
   });
-  const metadata = gasTxHash ? withMetadata(row, { gasTxHash }) : row.metadata;
-  await transition(db, row.id, 'QUEUED', {
-    status: 'PENDING',
-    txHash: submission.txHash,
-    step: 'submitted',
-    metadata,
-  });
+  const metadata = await markSubmitted(ctx, row, submission.txHash, gasTxHash);
   const receipt = await settle(ctx.deps, ctx.network, submission);
   const verification = await verifyConfidentialTransfer({
     network: ctx.network,
@@ -278,13 +286,7 @@ async function runRedeem(ctx: OperationContext, row: TransactionRow): Promise<vo
         data: encodeUnwrap(wallet.address as Address, wallet.address as Address, encrypted),
       };
     });
-    const metadata = gasTxHash ? withMetadata(row, { gasTxHash }) : row.metadata;
-    await transition(db, row.id, 'QUEUED', {
-      status: 'PENDING',
-      txHash: unwrap.txHash,
-      step: 'submitted',
-      metadata,
-    });
+    const metadata = await markSubmitted(ctx, row, unwrap.txHash, gasTxHash);
     const receipt = await settle(ctx.deps, ctx.network, unwrap);
     const request = findUnwrapRequest(receipt, token);
     if (!request) throw new Error(`unwrap ${unwrap.txHash} emitted no UnwrapRequested event`);

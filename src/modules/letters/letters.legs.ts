@@ -11,6 +11,7 @@ import type { Deps } from '../../deps.ts';
 import {
   ensureGas,
   fail,
+  markSubmitted,
   type OperationContext,
   registerFailureHook,
   registerRunner,
@@ -56,13 +57,7 @@ async function runEscrow(ctx: OperationContext, row: TransactionRow): Promise<vo
       }),
     };
   });
-  const metadata = gasTxHash ? withMetadata(row, { gasTxHash }) : row.metadata;
-  await transition(db, row.id, 'QUEUED', {
-    status: 'PENDING',
-    txHash: submission.txHash,
-    step: 'submitted',
-    metadata,
-  });
+  const metadata = await markSubmitted(ctx, row, submission.txHash, gasTxHash);
   const receipt = await settle(ctx.deps, ctx.network, submission);
   const verification = await verifyLetterLeg({
     network: ctx.network,

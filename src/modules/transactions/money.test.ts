@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { type Address, createPublicClient, custom, erc20Abi } from 'viem';
+import { type Address, erc20Abi } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   apiKeyOf,
   type Caller,
   createTestContext,
   errorOf,
+  rpcClient,
   signup,
   type TestContext,
   waitForStatus,
@@ -48,24 +49,6 @@ async function balances(caller: Caller, walletId: string) {
   return response.json().data.balances[0];
 }
 
-/** A viem client that reaches the chain through the service's own `POST /rpc`, as a wallet would. */
-function rpcClient() {
-  return createPublicClient({
-    transport: custom({
-      request: async ({ method, params }) => {
-        const response = await ctx.app.inject({
-          method: 'POST',
-          url: '/rpc',
-          payload: { jsonrpc: '2.0', id: 1, method, params },
-        });
-        const body = response.json();
-        if (body.error) throw new Error(body.error.message);
-        return body.result;
-      },
-    }),
-  });
-}
-
 beforeAll(async () => {
   ctx = await createTestContext({
     worker: true,
@@ -100,7 +83,7 @@ describe('fund, mint, transfer, redeem', () => {
     const balance = await balances(alice, aliceWallet.id);
     expect(balance.normal).toEqual({ token: 'STABLE', amount: '500.00' });
     expect(Number.parseFloat(balance.eth.amount)).toBeGreaterThan(0);
-    const onChain = await rpcClient().readContract({
+    const onChain = await rpcClient(ctx.app).readContract({
       address: (await ctx.app.inject({ url: '/api/v1/network' })).json().data.contracts.stablecoin,
       abi: erc20Abi,
       functionName: 'balanceOf',

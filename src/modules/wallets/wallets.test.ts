@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { createPublicClient, custom, erc20Abi, getAddress } from 'viem';
+import { erc20Abi, getAddress } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   apiKeyOf,
   type Caller,
   createTestContext,
   errorOf,
+  rpcClient,
   signup,
   type TestContext,
 } from '../../../test/harness.ts';
@@ -181,20 +182,7 @@ describe('balances, gas, network and /rpc', () => {
       explorerBaseUrl: null,
       confidentiality: 'mock',
     });
-    const client = createPublicClient({
-      transport: custom({
-        request: async ({ method, params }) => {
-          const reply = await ctx.app.inject({
-            method: 'POST',
-            url: '/rpc',
-            payload: { jsonrpc: '2.0', id: 1, method, params },
-          });
-          const body = reply.json();
-          if (body.error) throw new Error(body.error.message);
-          return body.result;
-        },
-      }),
-    });
+    const client = rpcClient(ctx.app);
     expect(await client.getChainId()).toBe(31337);
     expect(await client.getBalance({ address: wallet.address })).toBe(123_400_000_000_000_000n);
     expect(
