@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
-import { getAddress, isAddress, zeroAddress } from 'viem';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type Address, getAddress, isAddress, zeroAddress } from 'viem';
 import { TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../../db/schema/transactions.ts';
 import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
@@ -9,6 +9,7 @@ import type { App } from '../../http/types.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseAmount } from '../../lib/money.ts';
 import { requireNetwork } from '../wallets/balances.ts';
+import type { WalletRow } from '../wallets/wallets.repository.ts';
 import { ownWallet } from '../wallets/wallets.routes.ts';
 import {
   assertCanSend,
@@ -56,6 +57,50 @@ function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   return key;
 }
 
+interface QueueParams {
+  type: 'FUND' | 'MINT' | 'TRANSFER' | 'REDEEM';
+  walletId: string;
+  amount: unknown;
+  /** The recipient for a transfer; the wallet itself otherwise. */
+  to?: Address;
+  /** Request-time checks beyond ownership, run unless the request replays an Idempotency-Key. */
+  check?: (wallet: WalletRow, amount: bigint) => Promise<void>;
+}
+
+/**
+ * The common path of the four queued operations: validate, check configuration and ownership, then record the
+ * QUEUED row (or replay the Idempotency-Key's) and answer 201.
+ */
+async function queueFromRequest(
+  deps: Deps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  params: QueueParams,
+) {
+  const { user } = principalOf(request);
+  const idempotencyKey = idempotencyKeyOf(request);
+  const amount = parseAmount(params.amount);
+  assertMoneyConfigured(deps);
+  const wallet = await ownWallet(deps, user.id, params.walletId);
+  const funding = params.type === 'FUND';
+  if (!funding) assertCanSend(wallet);
+  // A replay must not be refused because the first request already spent the balance.
+  if (params.check && !idempotencyKey) await params.check(wallet, amount);
+  const to = params.to ?? wallet.address;
+  const row = await queueTransaction(deps, {
+    userId: user.id,
+    wallet,
+    type: params.type,
+    amount,
+    fromAddress: funding ? requireNetwork(deps).operator.address : wallet.address,
+    toAddress: to,
+    counterparty: funding ? 'Sandbox faucet' : null,
+    idempotencyKey,
+    requestFingerprint: [params.type, wallet.id, to, amount.toString()],
+  });
+  return reply.code(201).send(ok({ transaction: toTransaction(row, deps.network) }));
+}
+
 export function registerTransactionRoutes(app: App, deps: Deps): void {
   const { db } = deps.database;
 
@@ -75,26 +120,12 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
           response: responses({ 201: TransactionData }),
         },
       },
-      async (request, reply) => {
-        const { user } = principalOf(request);
-        const idempotencyKey = idempotencyKeyOf(request);
-        const amount = parseAmount(request.body.amount ?? deps.config.faucet.defaultAmount);
-        assertMoneyConfigured(deps);
-        const wallet = await ownWallet(deps, user.id, request.body.walletId);
-        const network = requireNetwork(deps);
-        const row = await queueTransaction(deps, {
-          userId: user.id,
-          wallet,
+      async (request, reply) =>
+        queueFromRequest(deps, request, reply, {
           type: 'FUND',
-          amount,
-          fromAddress: network.operator.address,
-          toAddress: wallet.address,
-          counterparty: 'Sandbox faucet',
-          idempotencyKey,
-          requestFingerprint: ['fund', request.body.walletId, amount.toString()],
-        });
-        return reply.code(201).send(ok({ transaction: toTransaction(row, network) }));
-      },
+          walletId: request.body.walletId,
+          amount: request.body.amount ?? deps.config.faucet.defaultAmount,
+        }),
     );
   }
 
@@ -110,28 +141,13 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
         response: responses({ 201: TransactionData }),
       },
     },
-    async (request, reply) => {
-      const { user } = principalOf(request);
-      const idempotencyKey = idempotencyKeyOf(request);
-      const amount = parseAmount(request.body.amount);
-      assertMoneyConfigured(deps);
-      const wallet = await ownWallet(deps, user.id, request.body.walletId);
-      assertCanSend(wallet);
-      const fingerprint = ['mint', wallet.id, amount.toString()];
-      // A replay must not be refused because the first request already spent the balance.
-      if (!idempotencyKey) await assertPublicBalance(deps, wallet, amount);
-      const row = await queueTransaction(deps, {
-        userId: user.id,
-        wallet,
+    async (request, reply) =>
+      queueFromRequest(deps, request, reply, {
         type: 'MINT',
-        amount,
-        fromAddress: wallet.address,
-        toAddress: wallet.address,
-        idempotencyKey,
-        requestFingerprint: fingerprint,
-      });
-      return reply.code(201).send(ok({ transaction: toTransaction(row, deps.network) }));
-    },
+        walletId: request.body.walletId,
+        amount: request.body.amount,
+        check: (wallet, amount) => assertPublicBalance(deps, wallet, amount),
+      }),
   );
 
   app.post(
@@ -153,27 +169,17 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const { user } = principalOf(request);
-      const idempotencyKey = idempotencyKeyOf(request);
-      const amount = parseAmount(request.body.amount);
-      if (!isAddress(request.body.to, { strict: false }) || request.body.to.toLowerCase() === zeroAddress) {
+      parseAmount(request.body.amount);
+      const { to } = request.body;
+      if (!isAddress(to, { strict: false }) || to.toLowerCase() === zeroAddress) {
         throw new AppError('invalid_recipient', '`to` must be a valid, non-zero EVM address.');
       }
-      const to = getAddress(request.body.to.toLowerCase());
-      assertMoneyConfigured(deps);
-      const wallet = await ownWallet(deps, user.id, request.body.walletId);
-      assertCanSend(wallet);
-      const row = await queueTransaction(deps, {
-        userId: user.id,
-        wallet,
+      return queueFromRequest(deps, request, reply, {
         type: 'TRANSFER',
-        amount,
-        fromAddress: wallet.address,
-        toAddress: to,
-        idempotencyKey,
-        requestFingerprint: ['transfer', wallet.id, to, amount.toString()],
+        walletId: request.body.walletId,
+        amount: request.body.amount,
+        to: getAddress(to.toLowerCase()),
       });
-      return reply.code(201).send(ok({ transaction: toTransaction(row, deps.network) }));
     },
   );
 
@@ -190,25 +196,12 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
         response: responses({ 201: TransactionData }),
       },
     },
-    async (request, reply) => {
-      const { user } = principalOf(request);
-      const idempotencyKey = idempotencyKeyOf(request);
-      const amount = parseAmount(request.body.amount);
-      assertMoneyConfigured(deps);
-      const wallet = await ownWallet(deps, user.id, request.body.walletId);
-      assertCanSend(wallet);
-      const row = await queueTransaction(deps, {
-        userId: user.id,
-        wallet,
+    async (request, reply) =>
+      queueFromRequest(deps, request, reply, {
         type: 'REDEEM',
-        amount,
-        fromAddress: wallet.address,
-        toAddress: wallet.address,
-        idempotencyKey,
-        requestFingerprint: ['redeem', wallet.id, amount.toString()],
-      });
-      return reply.code(201).send(ok({ transaction: toTransaction(row, deps.network) }));
-    },
+        walletId: request.body.walletId,
+        amount: request.body.amount,
+      }),
   );
 
   app.get(
