@@ -12,12 +12,14 @@ import { constantTimeEqual } from '../../lib/secrets.ts';
 import { assertMoneyConfigured } from '../transactions/transactions.routes.ts';
 import { Transaction, toTransaction } from '../transactions/transactions.schema.ts';
 import { ownWallet } from '../wallets/wallets.routes.ts';
+import { renderLetterPdf } from './letter-pdf.ts';
 import { registerLetterLegs } from './letters.legs.ts';
 import { listLetters } from './letters.repository.ts';
 import { countryName, Letter } from './letters.schema.ts';
 import {
   claimLetter,
   createLetter,
+  letterDocument,
   ownLetter,
   presentLetter,
   presentLetters,
@@ -278,6 +280,30 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
           userId: user.id,
         }),
       });
+    },
+  );
+
+  app.get(
+    '/transfer/letter/:id/pdf',
+    {
+      config: { auth: 'either' },
+      schema: {
+        tags: ['Letters'],
+        summary:
+          'The printable letter (PDF): address, instructions, claim code and its QR; never the amount or memo',
+        params: IdParam,
+        produces: ['application/pdf'],
+      },
+    },
+    async (request, reply) => {
+      const { user } = principalOf(request);
+      const letter = await ownLetter(deps, user.id, request.params.id);
+      const pdf = await renderLetterPdf(await letterDocument(deps, letter));
+      return reply
+        .type('application/pdf')
+        .header('Content-Disposition', `attachment; filename="sealpay-letter-${letter.id}.pdf"`)
+        .header('Cache-Control', 'no-store')
+        .send(pdf);
     },
   );
 

@@ -25,6 +25,7 @@ import { requireNetwork } from '../wallets/balances.ts';
 import { openWalletKey } from '../wallets/custody.ts';
 import type { WalletRow } from '../wallets/wallets.repository.ts';
 import { claimCodeHash, generateClaimCode, normalizeClaimCode } from './claim-code.ts';
+import type { LetterDocument } from './letter-pdf.ts';
 import {
   findLetterByCodeHash,
   findLetterById,
@@ -33,7 +34,7 @@ import {
   moveLetter,
   updateLetter,
 } from './letters.repository.ts';
-import { claimCodeContext, memoContext, toLetter } from './letters.schema.ts';
+import { claimCodeContext, countryName, memoContext, toLetter } from './letters.schema.ts';
 
 /** How long creation and claim block on their leg before answering (the interface's ~20 s). */
 export const BLOCKING_BUDGET_MS = 20_000;
@@ -406,6 +407,32 @@ export async function claimLetter(
   return awaitClaim(deps, claimed, logger);
 }
 
+export function senderLabelOf(sender: Pick<UserRow, 'name' | 'company'> | undefined): string {
+  return sender?.company || sender?.name || 'A sealpay user';
+}
+
+/** What the printed page shows: never the amount or the memo. Only while the letter still has its code. */
+export async function letterDocument(deps: Deps, letter: LetterRow): Promise<LetterDocument> {
+  if (!letter.claimCodeSealed || !['DRAFT', 'ESCROWED', 'MAILED'].includes(letter.status)) {
+    throw new AppError('letter_not_claimable', `A ${letter.status} letter has no printable claim code.`);
+  }
+  const claimCode = deps.keyring.openText(letter.claimCodeSealed, claimCodeContext(letter.id));
+  const sender = await findUserById(deps.database.db, letter.userId);
+  const country = letter.recipientAddress.country;
+  return {
+    letterId: letter.id,
+    recipient: {
+      name: letter.recipientName,
+      address: { ...letter.recipientAddress, countryName: countryName(country) ?? country },
+    },
+    senderLabel: senderLabelOf(sender),
+    claimCode,
+    claimUrl: `${letter.claimOrigin}/claim#${claimCode}`,
+    expiresAt: letter.expiresAt,
+    createdAt: letter.createdAt,
+  };
+}
+
 export async function previewLetter(deps: Deps, code: string) {
   const letter = await findLetterByCodeHash(deps.database.db, claimCodeHash(normalizeClaimCode(code)));
   if (!letter) throw new AppError('letter_not_found', 'No letter matches this claim code.');
@@ -418,7 +445,7 @@ export async function previewLetter(deps: Deps, code: string) {
     status,
     expiresAt: letter.expiresAt.toISOString(),
     recipientName: letter.recipientName,
-    senderLabel: sender?.company || sender?.name || 'A sealpay user',
+    senderLabel: senderLabelOf(sender),
     amountVisibility: 'sealed' as const,
     claimable: status === 'ESCROWED' || status === 'MAILED',
   };

@@ -593,3 +593,26 @@ describe('sweep configuration', () => {
     }
   });
 });
+
+describe('printable letter', () => {
+  it('serves the sender a one-page PDF with the claim code and no amount or memo', async () => {
+    const letter = await createLetter({ amount: '6.66', memo: 'Secret memo text' });
+    const response = await get(sender, `/transfer/letter/${letter.id}/pdf`);
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('application/pdf');
+    expect(response.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
+    expect(response.rawPayload.toString('latin1')).not.toContain('Secret memo text');
+    expect(errorOf(await get(recipient, `/transfer/letter/${letter.id}/pdf`))).toMatchObject({
+      status: 404,
+      code: 'letter_not_found',
+    });
+    await post(recipient, '/transfer/letter/claim', {
+      claimCode: letter.claimCode,
+      walletId: recipientWallet.id,
+    });
+    expect(errorOf(await get(sender, `/transfer/letter/${letter.id}/pdf`))).toMatchObject({
+      status: 409,
+      code: 'letter_not_claimable',
+    });
+  });
+});
