@@ -1,0 +1,43 @@
+/**
+ * The mail adapter's entry point: `createPrintProvider(config)` picks Lob when `LOB_API_KEY` is set, the local
+ * print sandbox when it is unset on the `local` network, and nothing otherwise (the mail route then answers
+ * `503 mail_provider_not_configured`).
+ */
+import { createLobPrintProvider } from './lob.ts';
+import { createLocalPrintSandbox } from './local.ts';
+import type { PrintProvider, SenderAddress } from './types.ts';
+
+export { createLobPrintProvider, LOB_BASE_URL, type LobPrintProviderOptions } from './lob.ts';
+export { createLocalPrintSandbox, type LocalPrintSandboxOptions } from './local.ts';
+export * from './types.ts';
+
+export interface PrintProviderOptions {
+  network: 'local' | 'sepolia' | 'mainnet';
+  lobApiKey: string | null;
+  /** The local sandbox keeps its letters under `{dataDir}/mail`. */
+  dataDir: string;
+  now?: () => Date;
+  /** Lob's return address (or a saved `adr_…` id); without it Lob sends answer 503. */
+  sender?: SenderAddress | string | null;
+  /** Tests only: a local server speaking Lob's API. */
+  lobBaseUrl?: string;
+}
+
+export function createPrintProvider(options: PrintProviderOptions): PrintProvider | null {
+  const lobApiKey = options.lobApiKey?.trim();
+  if (lobApiKey) {
+    return createLobPrintProvider({
+      apiKey: lobApiKey,
+      sender: options.sender ?? null,
+      ...(options.lobBaseUrl ? { baseUrl: options.lobBaseUrl } : {}),
+      ...(options.now ? { now: options.now } : {}),
+    });
+  }
+  if (options.network === 'local') {
+    return createLocalPrintSandbox({
+      dataDir: options.dataDir,
+      ...(options.now ? { now: options.now } : {}),
+    });
+  }
+  return null;
+}
