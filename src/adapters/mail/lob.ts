@@ -147,7 +147,12 @@ export function createLobPrintProvider(options: LobPrintProviderOptions): PrintP
     });
   }
 
-  function resultOf(letter: LobLetter, requested: DeliveryMethod): MailResult {
+  function resultOf(letter: LobLetter | null, requested: DeliveryMethod): MailResult {
+    if (!letter || typeof letter.id !== 'string') {
+      throw new AppError('upstream_error', 'The print provider answered without a letter.', {
+        details: { provider: 'lob', retryable: true },
+      });
+    }
     const created = letter.date_created ? new Date(letter.date_created) : null;
     return {
       provider: 'printer',
