@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFile
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { buildWeb } from '../web/build.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -158,4 +159,5 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const force = process.argv.includes('--force');
   const result = buildContracts({ force, log: (line) => console.log(`[build] ${line}`) });
   if (!result.compiled) console.log(`[build] contracts up to date (${Math.round(result.durationMs)} ms)`);
+  await buildWeb({ force });
 }

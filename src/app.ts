@@ -23,6 +23,7 @@ import { totpSecondFactor } from './modules/security/totp.service.ts';
 import { registerTransactionRoutes } from './modules/transactions/transactions.routes.ts';
 import { registerWalletExportRoutes } from './modules/wallets/wallet-export.ts';
 import { registerWalletRoutes } from './modules/wallets/wallets.routes.ts';
+import { registerWebRoutes } from './modules/web/web.routes.ts';
 
 export const API_PREFIX = '/api/v1';
 
@@ -100,6 +101,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
   });
 
   await registerRpcRoute(app, deps);
+  await registerWebRoutes(app as unknown as App, deps);
 
   app.get('/healthz', { schema: { hide: true } }, async () => ok({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {

@@ -1,0 +1,180 @@
+/** Sign up, log in (password, then TOTP when enabled), and passkey login: shared by the dashboard and the claim page. */
+
+import { post } from './api.ts';
+import { field, h, replace, showError, statusArea, uid } from './dom.ts';
+import { plainError } from './errors.ts';
+import type { User } from './types.ts';
+import { getPasskey, type RequestOptionsJSON, webauthnSupported } from './webauthn.ts';
+
+export interface AuthPanelOptions {
+  heading: string;
+  intro?: string;
+  mode?: 'signup' | 'login';
+  onSignedIn: (user: User) => void;
+}
+
+const PASSWORD_HINT = '10 to 200 characters, with an uppercase letter, a lowercase letter and a digit.';
+
+export function authPanel(options: AuthPanelOptions): HTMLElement {
+  const headingId = uid('auth-heading');
+  const body = h('div', { class: 'auth-body' });
+  const status = statusArea();
+  const signupTab = h('button', { type: 'button', class: 'tab' }, 'Create an account');
+  const loginTab = h('button', { type: 'button', class: 'tab' }, 'Log in');
+  const section = h(
+    'section',
+    { class: 'card auth', 'aria-labelledby': headingId },
+    h('h2', { id: headingId }, options.heading),
+    options.intro ? h('p', null, options.intro) : null,
+    h('div', { class: 'tabs', role: 'group', 'aria-label': 'Account' }, signupTab, loginTab),
+    body,
+    status,
+  );
+
+  const show = (mode: 'signup' | 'login') => {
+    signupTab.setAttribute('aria-pressed', String(mode === 'signup'));
+    loginTab.setAttribute('aria-pressed', String(mode === 'login'));
+    replace(status);
+    replace(body, mode === 'signup' ? signupForm() : loginForm());
+  };
+  signupTab.addEventListener('click', () => show('signup'));
+  loginTab.addEventListener('click', () => show('login'));
+
+  function signupForm(): HTMLFormElement {
+    const name = h('input', { type: 'text', autocomplete: 'name', maxlength: 200 });
+    const email = h('input', { type: 'email', autocomplete: 'email', required: true });
+    const password = h('input', {
+      type: 'password',
+      autocomplete: 'new-password',
+      required: true,
+      minlength: 10,
+      maxlength: 200,
+    });
+    const submit = h('button', { type: 'submit' }, 'Create account');
+    const form = h(
+      'form',
+      { class: 'stack', 'aria-label': 'Create an account' },
+      field('Your name (optional)', name),
+      field('Email', email),
+      field('Password', password, PASSWORD_HINT),
+      submit,
+    );
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      replace(status);
+      submit.disabled = true;
+      try {
+        const data = await post<{ user: User }>(
+          '/auth/signup',
+          {
+            email: email.value.trim(),
+            password: password.value,
+            ...(name.value.trim() ? { name: name.value.trim() } : {}),
+          },
+          { quiet401: true },
+        );
+        options.onSignedIn(data.user);
+      } catch (error) {
+        showError(status, plainError(error));
+      } finally {
+        submit.disabled = false;
+      }
+    });
+    return form;
+  }
+
+  function loginForm(): HTMLElement {
+    const email = h('input', { type: 'email', autocomplete: 'username webauthn', required: true });
+    const password = h('input', { type: 'password', autocomplete: 'current-password', required: true });
+    const submit = h('button', { type: 'submit' }, 'Log in');
+    const form = h(
+      'form',
+      { class: 'stack', 'aria-label': 'Log in' },
+      field('Email', email),
+      field('Password', password),
+      submit,
+    );
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      replace(status);
+      submit.disabled = true;
+      try {
+        const data = await post<{ user: User } | { totpRequired: true; pendingToken: string }>(
+          '/auth/login',
+          { email: email.value.trim(), password: password.value },
+          { quiet401: true },
+        );
+        if ('totpRequired' in data) replace(body, totpForm(data.pendingToken));
+        else options.onSignedIn(data.user);
+      } catch (error) {
+        showError(status, plainError(error));
+      } finally {
+        submit.disabled = false;
+      }
+    });
+    const passkey = webauthnSupported()
+      ? h('button', { type: 'button', class: 'secondary' }, 'Log in with a passkey')
+      : null;
+    passkey?.addEventListener('click', async () => {
+      replace(status);
+      passkey.disabled = true;
+      try {
+        const { options: requestOptions } = await post<{ options: RequestOptionsJSON }>(
+          '/auth/passkey/options',
+          email.value.trim() ? { email: email.value.trim() } : {},
+          { quiet401: true },
+        );
+        const credential = await getPasskey(requestOptions);
+        const data = await post<{ user: User }>('/auth/passkey/login', { credential }, { quiet401: true });
+        options.onSignedIn(data.user);
+      } catch (error) {
+        showError(status, plainError(error));
+      } finally {
+        passkey.disabled = false;
+      }
+    });
+    return h('div', { class: 'stack' }, form, passkey ? h('p', { class: 'or' }, 'or') : null, passkey);
+  }
+
+  function totpForm(pendingToken: string): HTMLFormElement {
+    const code = h('input', {
+      type: 'text',
+      inputmode: 'numeric',
+      autocomplete: 'one-time-code',
+      pattern: '[0-9]{6}',
+      maxlength: 6,
+      required: true,
+    });
+    const submit = h('button', { type: 'submit' }, 'Verify');
+    const form = h(
+      'form',
+      { class: 'stack', 'aria-label': 'Two-factor code' },
+      h('p', null, 'Two-factor authentication is on for this account.'),
+      field('6-digit code from your authenticator app', code),
+      submit,
+    );
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      replace(status);
+      submit.disabled = true;
+      try {
+        const data = await post<{ user: User }>(
+          '/auth/login/totp',
+          { pendingToken, code: code.value.trim() },
+          { quiet401: true },
+        );
+        options.onSignedIn(data.user);
+      } catch (error) {
+        showError(status, plainError(error));
+        code.select();
+      } finally {
+        submit.disabled = false;
+      }
+    });
+    window.setTimeout(() => code.focus(), 0);
+    return form;
+  }
+
+  show(options.mode ?? 'signup');
+  return section;
+}

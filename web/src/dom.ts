@@ -1,0 +1,155 @@
+/**
+ * A tiny DOM builder: `h('button', {type: 'button', onclick: fn}, 'Save')`. No framework, no inline HTML strings
+ * (everything is text nodes, so nothing the service returns is ever parsed as markup).
+ */
+
+export type Child = Node | string | number | null | undefined | false | Child[];
+type Handler = (event: Event) => void;
+export type Attrs = Record<string, string | number | boolean | Handler | null | undefined>;
+
+const PROPERTIES = new Set([
+  'value',
+  'checked',
+  'disabled',
+  'selected',
+  'indeterminate',
+  'hidden',
+  'required',
+]);
+
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs?: Attrs | null,
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs ?? {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith('on') && typeof value === 'function') {
+      element.addEventListener(name.slice(2), value as Handler);
+    } else if (PROPERTIES.has(name)) {
+      (element as unknown as Record<string, unknown>)[name] = value;
+    } else {
+      element.setAttribute(name, value === true ? '' : String(value));
+    }
+  }
+  append(element, children);
+  return element;
+}
+
+export function append(parent: Node, children: Child[]): void {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) append(parent, child);
+    else parent.appendChild(typeof child === 'object' ? child : document.createTextNode(String(child)));
+  }
+}
+
+export function replace(parent: Element, ...children: Child[]): void {
+  parent.replaceChildren();
+  append(parent, children);
+}
+
+let nextId = 0;
+/** A unique id for label/control pairs. */
+export function uid(prefix: string): string {
+  nextId += 1;
+  return `${prefix}-${nextId}`;
+}
+
+/** A labelled form field; `hint` is linked with aria-describedby. */
+export function field(
+  label: string,
+  control: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement,
+  hint?: string,
+): HTMLDivElement {
+  if (!control.id) control.id = uid('f');
+  const hintId = hint ? `${control.id}-hint` : undefined;
+  if (hintId) control.setAttribute('aria-describedby', hintId);
+  return h(
+    'div',
+    { class: 'field' },
+    h('label', { for: control.id }, label),
+    control,
+    hint ? h('p', { class: 'hint', id: hintId }, hint) : null,
+  );
+}
+
+/** A message area that screen readers announce. */
+export function statusArea(): HTMLDivElement {
+  return h('div', { class: 'status', role: 'status', 'aria-live': 'polite' });
+}
+
+export function showError(area: Element, message: string): void {
+  replace(area, h('p', { class: 'error', role: 'alert' }, message));
+}
+
+export function showInfo(area: Element, ...children: Child[]): void {
+  replace(area, h('p', { class: 'info' }, ...children));
+}
+
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+export function formatDate(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return date.toLocaleDateString(undefined, { dateStyle: 'medium' });
+}
+
+export function shortHex(value: string | null | undefined, keep = 6): string {
+  if (!value) return '—';
+  return value.length > keep * 2 + 3 ? `${value.slice(0, keep + 2)}…${value.slice(-keep)}` : value;
+}
+
+/** A button that copies `text` to the clipboard and says so. */
+export function copyButton(text: string, label = 'Copy'): HTMLButtonElement {
+  const button = h('button', { type: 'button', class: 'secondary small' }, label);
+  button.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      button.textContent = 'Copied';
+    } catch {
+      button.textContent = 'Copy failed: select the text';
+    }
+    window.setTimeout(() => {
+      button.textContent = label;
+    }, 2000);
+  });
+  return button;
+}
+
+/** Saves `data` as a file named `filename` (a download started from script). */
+export function saveFile(filename: string, data: Blob): void {
+  const url = URL.createObjectURL(data);
+  const link = h('a', { href: url, download: filename, class: 'visually-hidden' }, filename);
+  document.body.appendChild(link);
+  link.click();
+  link.remove();
+  window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/** Sets a button busy while `work` runs (disabled, aria-busy, label swapped). */
+export async function busy<T>(button: HTMLButtonElement, label: string, work: () => Promise<T>): Promise<T> {
+  const original = button.textContent;
+  button.disabled = true;
+  button.setAttribute('aria-busy', 'true');
+  button.textContent = label;
+  try {
+    return await work();
+  } finally {
+    button.disabled = false;
+    button.removeAttribute('aria-busy');
+    button.textContent = original;
+  }
+}
+
+/** Status values as short plain words. */
+export function statusBadge(status: string): HTMLSpanElement {
+  return h('span', { class: `badge badge-${status.toLowerCase()}` }, status);
+}

@@ -1,0 +1,106 @@
+import { ApiError } from './api.ts';
+
+/** Every error code the app can meet, in plain words. The service's own message is the fallback. */
+const PLAIN: Record<string, string> = {
+  // claim
+  already_claimed: 'This letter has already been claimed by someone else.',
+  letter_expired: 'This letter has expired. Its amount goes back to the sender.',
+  letter_not_claimable:
+    'This letter can no longer be claimed: the sender voided it, or it was never completed. Ask the sender for a new one.',
+  cannot_claim_own_letter:
+    'You sent this letter, so you cannot claim it yourself. Give the code to the recipient, or void the letter to get the money back.',
+  letter_not_found: 'No letter matches this code. Check the code printed on the letter and try again.',
+  invalid_claim_code:
+    'This is not a valid claim code. A claim code has 28 letters and digits in 7 groups of 4, like ABCD-EFGH-JKMN-PQRS-TVWX-YZ01-2345.',
+  claim_failed:
+    'The payout did not go through. Nothing was lost and the letter can still be claimed: please try again in a moment.',
+  claim_unsettled:
+    'The payout was sent, but our records are still catching up. Wait a minute, then press Claim again to see it.',
+  escrow_vault_underfunded:
+    'The vault cannot pay out right now. The letter can still be claimed: please try again later.',
+  // letters
+  escrow_unsettled:
+    'The amount was sent to the vault, but the letter is not confirmed yet. It will appear in your letters shortly.',
+  escrow_failed: 'Escrowing the amount failed. Nothing left your wallet.',
+  void_requires_acknowledgement:
+    'This letter was already mailed. Tick the box to confirm that the paper letter will stop working.',
+  delivery_method_unavailable: 'That delivery method is not offered. Choose standard or tracked.',
+  claim_origin_not_public:
+    'This letter cannot be mailed: its claim address is not a public https address. Hand over the PDF or the code instead.',
+  letter_already_mailed: 'This letter has already been mailed.',
+  postage_unavailable: 'The print provider rejected this letter (check the address).',
+  mail_provider_not_configured: 'Mailing is not set up on this service.',
+  // accounts and security
+  invalid_credentials: 'Wrong email or password.',
+  invalid_totp_code:
+    'That code is wrong or has expired. Enter the current 6-digit code from your authenticator app.',
+  email_taken: 'An account with this email already exists. Log in instead.',
+  weak_password:
+    'Choose a password of 10 to 200 characters with an uppercase letter, a lowercase letter and a digit.',
+  signup_closed: 'Sign-up is closed on this service.',
+  unauthenticated: 'Please log in.',
+  session_expired: 'Your session has ended. Please log in again.',
+  account_disabled: 'This account is disabled. Contact support.',
+  session_required: 'This needs a browser session, not an API key.',
+  unknown_passkey: 'This passkey is not registered with any account here.',
+  passkey_verification_failed: 'The passkey could not be verified. Try again.',
+  passkey_exists: 'This passkey is already registered.',
+  invalid_challenge: 'The passkey request expired or was already used. Try again.',
+  challenge_expired: 'The passkey request expired. Try again.',
+  invalid_host: 'The passkey was made for another site address.',
+  totp_already_enabled: 'Two-factor authentication is already on.',
+  totp_not_configured: 'Start the two-factor setup first.',
+  key_limit_reached: 'You already have 10 active API keys. Revoke one first.',
+  // wallets and money
+  wallet_limit_reached: 'You already have 10 wallets, the most an account can hold.',
+  wallet_exists: 'This address is already registered.',
+  wallet_not_custodial: 'Watch-only wallets can receive but cannot send.',
+  insufficient_balance: 'The wallet does not hold enough for this.',
+  invalid_amount: 'Enter a positive decimal amount, such as 25 or 12.50.',
+  invalid_recipient: 'The recipient is not a valid address (0x followed by 40 hexadecimal characters).',
+  idempotency_conflict: 'This request was already sent with different details. Reload and try again.',
+  faucet_cap_exceeded: 'The faucet limit for the last 24 hours is reached.',
+  faucet_failed: 'The faucet could not fund the wallet.',
+  mint_failed: 'Minting failed on-chain; nothing moved.',
+  transfer_failed: 'The transfer failed on-chain; nothing moved.',
+  redeem_failed: 'Redeeming failed on-chain; nothing moved.',
+  fhe_credentials_missing: 'Confidential operations are not configured on this service.',
+  receipt_unavailable: 'No receipt yet: the transaction has not reached the chain.',
+  // generic
+  rate_limited: 'Too many attempts. Please try again later.',
+  validation_error: 'Some fields are not valid.',
+  invalid_json: 'The request was malformed.',
+  not_found: 'Not found.',
+  internal_error: 'Something went wrong on our side. Please try again.',
+  network_error: 'The service could not be reached. Check your connection and try again.',
+};
+
+export function plainCode(code: string | null | undefined, fallback?: string | null): string {
+  if (code && PLAIN[code]) return PLAIN[code];
+  return fallback || 'Something went wrong. Please try again.';
+}
+
+/** A plain sentence for any thrown error. */
+export function plainError(error: unknown): string {
+  if (error instanceof ApiError) {
+    if (error.code === 'not_found' && error.message.startsWith('No route')) {
+      return 'This feature is not available on this server yet.';
+    }
+    if (error.code === 'rate_limited') {
+      return error.retryAfter
+        ? `Too many attempts. Please try again later (in about ${Math.ceil(error.retryAfter / 60)} min).`
+        : (PLAIN.rate_limited ?? error.message);
+    }
+    if (error.code === 'validation_error' && Array.isArray(error.details)) {
+      const parts = (error.details as { path?: string; message?: string }[])
+        .map((d) => `${d.path ? `${d.path}: ` : ''}${d.message ?? ''}`)
+        .filter(Boolean);
+      return parts.length ? `Some fields are not valid: ${parts.join('; ')}.` : error.message;
+    }
+    return plainCode(error.code, error.message);
+  }
+  if (error instanceof DOMException && error.name === 'NotAllowedError') {
+    return 'The passkey request was cancelled or timed out.';
+  }
+  return error instanceof Error ? error.message : String(error);
+}

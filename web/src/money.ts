@@ -1,0 +1,29 @@
+/**
+ * Amounts are decimal strings in human units, never floats. The client only checks the shape; the service
+ * decides what is allowed (decimals, caps, balances).
+ */
+
+const AMOUNT = /^(?:0|[1-9][0-9]{0,17})(?:\.[0-9]{1,6})?$/;
+
+/** Trims and normalises `12.` / `.5` / `1,5` typing habits into a decimal string, or null if it is not one. */
+export function parseAmountInput(raw: string): string | null {
+  let value = raw.trim().replace(/\s+/g, '');
+  if (/^[0-9]*,[0-9]+$/.test(value)) value = value.replace(',', '.');
+  if (value.startsWith('.')) value = `0${value}`;
+  if (value.endsWith('.')) value = value.slice(0, -1);
+  value = value.replace(/^0+(?=[0-9])/, '');
+  if (!AMOUNT.test(value)) return null;
+  if (/^0(?:\.0*)?$/.test(value)) return null;
+  return value;
+}
+
+export const AMOUNT_HINT = 'A positive decimal amount such as 25 or 12.50 (up to 6 decimals).';
+
+/** Display helper: groups the integer part by thousands, leaving the digits exactly as the service sent them. */
+export function formatAmount(amount: string | null | undefined): string {
+  if (amount === null || amount === undefined) return '—';
+  const match = /^(-?)([0-9]+)(\.[0-9]+)?$/.exec(amount);
+  if (!match) return amount;
+  const [, sign = '', whole = '', fraction = ''] = match;
+  return `${sign}${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${fraction}`;
+}
