@@ -1,0 +1,254 @@
+/**
+ * The service as a child process (`node src/main.ts start`) and a small HTTP client for it: shared by the fault
+ * tests (kill -9 at random moments) and by `npm run bench` (start to ready, transfers through the API).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const MAIN = join(ROOT, 'src', 'main.ts');
+
+/** Budgets raised so load and fault runs are never answered 429 (the limiter still runs). */
+export const LOAD_ENV: Record<string, string> = {
+  RATE_LIMIT_READS_PER_MINUTE: '100000000',
+  RATE_LIMIT_WRITES_PER_MINUTE: '100000000',
+  RATE_LIMIT_SIGNUPS_PER_HOUR: '100000',
+  RATE_LIMIT_LOGIN_PER_15_MINUTES: '100000',
+};
+
+export function freshDataDir(prefix = 'sealpay-bench-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ServiceProcess {
+  readonly child: ChildProcess;
+  readonly port: number;
+  readonly baseUrl: string;
+  readonly dataDir: string;
+  /** performance.now() just before the spawn. */
+  readonly spawnedAt: number;
+  /** Resolves with the exit code (or signal) once the process is gone. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** The last lines of stdout and stderr, for failure messages. */
+  tail(): string;
+}
+
+export interface SpawnOptions {
+  dataDir: string;
+  port?: number;
+  env?: Record<string, string>;
+}
+
+/** Spawns `node src/main.ts start` on Node 24 (the runtime this process runs on). */
+export async function spawnService(options: SpawnOptions): Promise<ServiceProcess> {
+  const port = options.port ?? (await freePort());
+  const lines: string[] = [];
+  const keep = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) lines.push(line);
+    if (lines.length > 200) lines.splice(0, lines.length - 200);
+  };
+  const spawnedAt = performance.now();
+  const child = spawn(process.execPath, [MAIN, 'start'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'warn',
+      ...options.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: options.dataDir,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  return {
+    child,
+    port,
+    baseUrl: `http://127.0.0.1:${port}`,
+    dataDir: options.dataDir,
+    spawnedAt,
+    exited,
+    tail: () => lines.slice(-40).join('\n'),
+  };
+}
+
+/** Polls `GET /readyz` until 200; returns the milliseconds since the spawn. */
+export async function waitReady(service: ServiceProcess, timeoutMs = 120_000, pollMs = 10): Promise<number> {
+  const deadline = performance.now() + timeoutMs;
+  let dead = false;
+  void service.exited.then(() => {
+    dead = true;
+  });
+  for (;;) {
+    if (dead) throw new Error(`the service exited before it was ready:\n${service.tail()}`);
+    try {
+      const response = await fetch(`${service.baseUrl}/readyz`, { signal: AbortSignal.timeout(2000) });
+      await response.arrayBuffer();
+      if (response.status === 200) return performance.now() - service.spawnedAt;
+    } catch {
+      // not listening yet
+    }
+    if (performance.now() > deadline) throw new Error(`not ready after ${timeoutMs} ms:\n${service.tail()}`);
+    await sleep(pollMs);
+  }
+}
+
+export async function kill9(service: ServiceProcess): Promise<void> {
+  if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill('SIGKILL');
+  await service.exited;
+}
+
+/** SIGTERM (graceful: close-with-grace drains the worker and closes the chain journal), then waits. */
+export async function stopGracefully(service: ServiceProcess, timeoutMs = 30_000): Promise<void> {
+  if (service.child.exitCode !== null || service.child.signalCode !== null) return;
+  service.child.kill('SIGTERM');
+  const timer = setTimeout(() => service.child.kill('SIGKILL'), timeoutMs);
+  await service.exited;
+  clearTimeout(timer);
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON bodies of the API, read loosely by tests and benchmarks
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+}
+
+/** One JSON request; network errors throw (the caller decides whether a dead service is expected). */
+// biome-ignore lint/suspicious/noExplicitAny: as above
+export async function request<T = any>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: { headers?: Record<string, string>; body?: unknown; timeoutMs?: number } = {},
+): Promise<ApiResponse<T>> {
+  const response = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: {
+      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...options.headers,
+    },
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+    signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
+  });
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON
+  }
+  return { status: response.status, body: body as T };
+}
+
+export interface Client {
+  email: string;
+  /** `authorization: Bearer svc_sk_…` */
+  headers: Record<string, string>;
+}
+
+let accounts = 0;
+
+/** Signs up an account (its session cookie creates an API key) and returns the key's headers. */
+export async function signupWithKey(baseUrl: string): Promise<Client> {
+  accounts += 1;
+  const email = `bench${accounts}-${Math.random().toString(36).slice(2, 8)}@example.com`;
+  const signed = await fetch(`${baseUrl}/api/v1/auth/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: 'Correct-Horse-9', name: `Bench ${accounts}` }),
+  });
+  const text = await signed.text();
+  if (signed.status !== 201) throw new Error(`signup: ${signed.status} ${text}`);
+  const cookie = signed.headers.getSetCookie().find((c) => c.startsWith('svc_session='));
+  if (!cookie) throw new Error('signup set no session cookie');
+  const key = await request(baseUrl, 'POST', '/api/v1/keys', {
+    headers: { cookie: cookie.split(';')[0] as string },
+    body: { name: 'bench' },
+  });
+  if (key.status !== 201) throw new Error(`key: ${key.status} ${JSON.stringify(key.body)}`);
+  return { email, headers: { authorization: `Bearer ${key.body.data.plaintext}` } };
+}
+
+export async function createWallet(
+  baseUrl: string,
+  client: Client,
+): Promise<{ id: string; address: string }> {
+  const response = await request(baseUrl, 'POST', '/api/v1/wallets', {
+    headers: client.headers,
+    body: { type: 'CUSTODIAL' },
+  });
+  if (response.status !== 201) throw new Error(`wallet: ${response.status} ${JSON.stringify(response.body)}`);
+  return response.body.data.wallet;
+}
+
+export interface TransactionView {
+  id: string;
+  type: string;
+  status: string;
+  amount: string;
+  walletId: string;
+  txHash: string | null;
+  errorCode: string | null;
+  fromAddress: string | null;
+  toAddress: string | null;
+  settlementTxHash: string | null;
+  metadata: Record<string, unknown> | null;
+}
+
+export const TERMINAL = new Set(['CONFIRMED', 'SETTLED', 'FAILED']);
+
+/** Every transaction of the client's account (all pages). */
+export async function listAll(baseUrl: string, client: Client): Promise<TransactionView[]> {
+  const all: TransactionView[] = [];
+  for (let page = 1; ; page++) {
+    const response = await request(baseUrl, 'GET', `/api/v1/transactions?pageSize=100&page=${page}`, {
+      headers: client.headers,
+    });
+    if (response.status !== 200) throw new Error(`list: ${response.status} ${JSON.stringify(response.body)}`);
+    const { items, total } = response.body.data as { items: TransactionView[]; total: number };
+    all.push(...items);
+    if (items.length === 0 || all.length >= total) return all;
+  }
+}
+
+/** Polls one transaction until terminal. */
+export async function waitTerminal(
+  baseUrl: string,
+  client: Client,
+  id: string,
+  timeoutMs = 60_000,
+): Promise<TransactionView> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const response = await request(baseUrl, 'GET', `/api/v1/transactions/${id}`, { headers: client.headers });
+    const transaction = response.body?.data?.transaction as TransactionView | undefined;
+    if (transaction && TERMINAL.has(transaction.status)) return transaction;
+    if (Date.now() > deadline) throw new Error(`transaction ${id} still ${transaction?.status}`);
+    await sleep(25);
+  }
+}
