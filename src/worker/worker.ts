@@ -138,9 +138,26 @@ export async function processRow(deps: Deps, row: TransactionRow, logger: Logger
   }
 }
 
+/**
+ * The embedded database is opened by one process at a time, so at start every lease in it belongs to a process
+ * that is gone (kill -9, power loss): release them now instead of leaving the rows stalled for LEASE_MS. On
+ * PostgreSQL other live workers may hold leases, which expire on their own.
+ */
+export async function releaseOrphanedLeases(deps: Deps): Promise<number> {
+  if (deps.database.kind !== 'pglite') return 0;
+  const released = await deps.database.db
+    .update(transactions)
+    .set({ leaseOwner: null, leaseUntil: null })
+    .where(sql`${transactions.leaseOwner} is not null`)
+    .returning({ id: transactions.id });
+  return released.length;
+}
+
 /** The worker loop: claim, run up to `concurrency` rows at once, repeat; stops cleanly on demand. */
 export async function startWorker(deps: Deps, logger: Logger): Promise<() => Promise<void>> {
   const owner = `worker-${newId()}`;
+  const orphaned = await releaseOrphanedLeases(deps);
+  if (orphaned > 0) logger.warn({ released: orphaned }, 'released leases left by a previous process');
   const { concurrency, pollMs } = deps.config.worker;
   const inFlight = new Set<Promise<void>>();
   let stopped = false;
