@@ -30,6 +30,17 @@ export interface Config {
   readonly lobApiKey: string | null;
   readonly operatorPrivateKey: string | null;
   readonly contracts: { stablecoin?: string; confidentialToken?: string; letterVault?: string };
+  /** Return address printed on mailed letters (the real print provider needs one). */
+  readonly mailFrom: {
+    name: string;
+    company: string | null;
+    line1: string;
+    line2: string | null;
+    city: string;
+    region: string;
+    postal: string;
+    country: string;
+  } | null;
   readonly logLevel: string;
   readonly rateLimits: RateLimitSettings;
   /** Faucet: default amount and rolling 24 h cap per account, in public-stablecoin units (decimal strings). */
@@ -113,6 +124,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         ? { letterVault: text(env, 'LETTER_VAULT_ADDRESS') as string }
         : {}),
     },
+    mailFrom: text(env, 'MAIL_FROM_LINE1')
+      ? {
+          name: text(env, 'MAIL_FROM_NAME') ?? 'sealpay',
+          company: text(env, 'MAIL_FROM_COMPANY'),
+          line1: text(env, 'MAIL_FROM_LINE1') as string,
+          line2: text(env, 'MAIL_FROM_LINE2'),
+          city: text(env, 'MAIL_FROM_CITY') ?? '',
+          region: text(env, 'MAIL_FROM_REGION') ?? '',
+          postal: text(env, 'MAIL_FROM_POSTAL') ?? '',
+          country: text(env, 'MAIL_FROM_COUNTRY') ?? 'US',
+        }
+      : null,
     logLevel: text(env, 'LOG_LEVEL') ?? 'info',
     rateLimits: {
       writesPerMinute: integer(env, 'RATE_LIMIT_WRITES_PER_MINUTE', 30, 1),

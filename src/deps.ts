@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Network } from './adapters/chain/types.ts';
+import type { PrintProvider } from './adapters/mail/index.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
 import type { RateLimitStore } from './http/rate-limit.ts';
@@ -15,5 +16,7 @@ export interface Deps {
   readonly rateLimits: RateLimitStore;
   /** Null while the chain is not part of this process (tests of the API alone). */
   readonly network: Network | null;
+  /** The print provider (local sandbox or Lob); null where none is configured (`503 mail_provider_not_configured`). */
+  readonly mail: PrintProvider | null;
   readonly logger?: FastifyBaseLogger;
 }

@@ -1,4 +1,5 @@
 import type { ContractAddresses, Network } from './adapters/chain/types.ts';
+import { createPrintProvider } from './adapters/mail/index.ts';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/client.ts';
 import type { Deps } from './deps.ts';
@@ -44,7 +45,15 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
       ...(options.logger ? { logger: options.logger } : {}),
     });
   }
-  return { config, database, keyring, clock: options.clock ?? systemClock, rateLimits, network };
+  const clock = options.clock ?? systemClock;
+  const mail = createPrintProvider({
+    network: config.network,
+    lobApiKey: config.lobApiKey,
+    dataDir: config.dataDir,
+    now: () => clock.now(),
+    ...(config.mailFrom ? { sender: config.mailFrom } : {}),
+  });
+  return { config, database, keyring, clock, rateLimits, network, mail };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

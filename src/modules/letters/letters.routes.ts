@@ -17,13 +17,16 @@ import { registerLetterLegs } from './letters.legs.ts';
 import { listLetters } from './letters.repository.ts';
 import { countryName, Letter } from './letters.schema.ts';
 import {
+  cancelMailing,
   claimLetter,
   createLetter,
   letterDocument,
+  mailLetter,
   ownLetter,
   presentLetter,
   presentLetters,
   previewLetter,
+  refreshMailing,
   sweepLetters,
   visibleLetter,
   voidLetter,
@@ -308,6 +311,47 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
   );
 
   app.post(
+    '/transfer/letter/:id/mail',
+    {
+      config: { auth: 'either' },
+      schema: {
+        tags: ['Letters'],
+        summary: 'Print and mail an escrowed letter',
+        description:
+          'Idempotent: a retry adopts the mailing the provider already accepted. Needs the claim origin fixed at ' +
+          'creation to be https. `tracked` is certified (domestic) or registered (international) mail with a ' +
+          'tracking number; `courier` is not offered. Default `standard`. With a provider test key (and on the ' +
+          'local print sandbox) letters are validated and priced but never printed: `mail.testMode` is true.',
+        params: IdParam,
+        body: Type.Optional(
+          Type.Object({
+            deliveryMethod: Type.Optional(
+              Type.Union([Type.Literal('standard'), Type.Literal('tracked'), Type.Literal('courier')], {
+                default: 'standard',
+              }),
+            ),
+            provider: Type.Optional(Type.Literal('printer')),
+          }),
+        ),
+        response: responses({ 200: LetterData }),
+      },
+    },
+    async (request) => {
+      const { user } = principalOf(request);
+      const method = request.body?.deliveryMethod ?? 'standard';
+      if (method === 'courier') {
+        throw new AppError(
+          'delivery_method_unavailable',
+          'Courier delivery is not offered; use standard or tracked.',
+        );
+      }
+      const letter = await ownLetter(deps, user.id, request.params.id);
+      const mailed = await mailLetter(deps, letter, method);
+      return ok({ letter: await presentLetter(deps, mailed, { userId: user.id }) });
+    },
+  );
+
+  app.post(
     '/transfer/letter/:id/void',
     {
       config: { auth: 'either' },
@@ -324,6 +368,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
       const { user } = principalOf(request);
       const letter = await ownLetter(deps, user.id, request.params.id);
       const voided = await voidLetter(deps, letter, request.body?.acknowledgeMailed === true);
+      if (letter.status === 'MAILED') await cancelMailing(deps, voided, request.log);
       return ok({ letter: await presentLetter(deps, voided, { userId: user.id }) });
     },
   );

@@ -7,8 +7,10 @@ import {
   letterIdToBytes32,
   readLetter,
 } from '../../adapters/confidential/helpers.ts';
+import type { DeliveryMethod, MailResult } from '../../adapters/mail/index.ts';
 import type { Tx } from '../../db/client.ts';
 import { letters, transactions } from '../../db/schema/index.ts';
+import type { MailBlock } from '../../db/schema/letters.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -25,7 +27,7 @@ import { requireNetwork } from '../wallets/balances.ts';
 import { openWalletKey } from '../wallets/custody.ts';
 import type { WalletRow } from '../wallets/wallets.repository.ts';
 import { claimCodeHash, generateClaimCode, normalizeClaimCode } from './claim-code.ts';
-import type { LetterDocument } from './letter-pdf.ts';
+import { type LetterDocument, renderLetterPdf } from './letter-pdf.ts';
 import {
   findLetterByCodeHash,
   findLetterById,
@@ -34,7 +36,7 @@ import {
   moveLetter,
   updateLetter,
 } from './letters.repository.ts';
-import { claimCodeContext, countryName, memoContext, toLetter } from './letters.schema.ts';
+import { claimCodeContext, countryName, HOME_COUNTRY, memoContext, toLetter } from './letters.schema.ts';
 
 /** How long creation and claim block on their leg before answering (the interface's ~20 s). */
 export const BLOCKING_BUDGET_MS = 20_000;
@@ -405,6 +407,127 @@ export async function claimLetter(
   });
   if (!claimed) return claimLetter(deps, user, input, logger);
   return awaitClaim(deps, claimed, logger);
+}
+
+/** Mailed letters refresh their provider status at most this often (the interface's polling guidance). */
+const MAIL_REFRESH_MS = 15 * 60_000;
+
+type MailRecord = MailBlock & { refreshedAt?: string };
+
+function toMailBlock(result: MailResult, now: Date): MailRecord {
+  return {
+    provider: 'printer',
+    providerId: result.providerId,
+    deliveryMethod: result.deliveryMethod,
+    status: result.status,
+    trackingNumber: result.trackingNumber,
+    expectedDeliveryDate: result.expectedDeliveryDate,
+    mailedAt: result.mailedAt.toISOString(),
+    testMode: result.testMode,
+    refreshedAt: now.toISOString(),
+  };
+}
+
+/**
+ * Prints and mails an escrowed letter. The provider call is idempotent per letter and method, so a retry after a
+ * timeout adopts the mailing the provider already accepted; a failure leaves the letter ESCROWED with the attempt
+ * recorded.
+ */
+export async function mailLetter(
+  deps: Deps,
+  letter: LetterRow,
+  deliveryMethod: DeliveryMethod,
+): Promise<LetterRow> {
+  if (letter.status === 'MAILED')
+    throw new AppError('letter_already_mailed', 'This letter has already been mailed.');
+  if (letter.status !== 'ESCROWED')
+    throw new AppError('letter_not_claimable', `A ${letter.status} letter cannot be mailed.`);
+  if (!letter.claimOrigin.startsWith('https://')) {
+    throw new AppError(
+      'claim_origin_not_public',
+      `The letter's claim address (${letter.claimOrigin}) is not public https: a printed letter must point to one.`,
+    );
+  }
+  const provider = deps.mail;
+  if (!provider)
+    throw new AppError('mail_provider_not_configured', 'Mailing is not configured: LOB_API_KEY is not set.', {
+      details: { variable: 'LOB_API_KEY' },
+    });
+  const document = await letterDocument(deps, letter);
+  const { db } = deps.database;
+  let result: MailResult;
+  try {
+    result = await provider.send({
+      letterId: letter.id,
+      idempotencyKey: `letter-mail:${letter.id}:${deliveryMethod}`,
+      pdf: await renderLetterPdf(document),
+      deliveryMethod,
+      to: document.recipient,
+      isDomestic: letter.recipientAddress.country === HOME_COUNTRY,
+      description: `sealpay letter ${letter.id}`,
+    });
+  } catch (error) {
+    const code = error instanceof AppError ? error.code : 'upstream_error';
+    const message = error instanceof Error ? error.message : String(error);
+    await updateLetter(db, letter.id, {
+      mailAttempts: [
+        ...letter.mailAttempts,
+        { at: deps.clock.now().toISOString(), error: `${code}: ${message}` },
+      ],
+    });
+    if (error instanceof AppError) throw error;
+    throw new AppError(
+      'upstream_error',
+      'The print provider could not be reached; the letter was not mailed. Retry later.',
+      { cause: error },
+    );
+  }
+  const moved = await moveLetter(db, letter.id, ['ESCROWED'], {
+    status: 'MAILED',
+    mail: toMailBlock(result, deps.clock.now()),
+  });
+  if (moved) return moved;
+  const current = (await findLetterById(db, letter.id)) as LetterRow;
+  if (current.status === 'MAILED') return current;
+  // Voided or claimed while the provider was printing: stop the paper letter if it is not too late.
+  await provider.cancel(result.providerId);
+  throw new AppError(
+    'letter_not_claimable',
+    `The letter became ${current.status} while it was being mailed; the mailing was cancelled.`,
+  );
+}
+
+/** Stops the printing of a voided letter, best effort: a letter already on its way cannot be recalled. */
+export async function cancelMailing(deps: Deps, letter: LetterRow, logger: Logger): Promise<void> {
+  if (!letter.mail || !deps.mail) return;
+  const outcome = await deps.mail.cancel(letter.mail.providerId);
+  if (!outcome.cancelled)
+    logger.info({ letterId: letter.id, reason: outcome.reason }, 'mailing not cancelled');
+}
+
+/** Refreshes a mailed letter's tracking from the provider, at most every 15 minutes; failures keep the old block. */
+export async function refreshMailing(deps: Deps, letter: LetterRow, logger: Logger): Promise<LetterRow> {
+  const mail = letter.mail as MailRecord | null;
+  if (letter.status !== 'MAILED' || !mail || !deps.mail) return letter;
+  const now = deps.clock.now();
+  if (mail.refreshedAt && now.getTime() - new Date(mail.refreshedAt).getTime() < MAIL_REFRESH_MS)
+    return letter;
+  try {
+    const update = await deps.mail.refresh(mail.providerId);
+    const next: MailRecord = {
+      ...mail,
+      ...(update.status ? { status: update.status } : {}),
+      ...(update.trackingNumber !== undefined ? { trackingNumber: update.trackingNumber } : {}),
+      ...(update.expectedDeliveryDate !== undefined
+        ? { expectedDeliveryDate: update.expectedDeliveryDate }
+        : {}),
+      refreshedAt: now.toISOString(),
+    };
+    return await updateLetter(deps.database.db, letter.id, { mail: next });
+  } catch (error) {
+    logger.warn({ letterId: letter.id, err: error }, 'mail status refresh failed');
+    return letter;
+  }
 }
 
 export function senderLabelOf(sender: Pick<UserRow, 'name' | 'company'> | undefined): string {

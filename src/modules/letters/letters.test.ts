@@ -616,3 +616,124 @@ describe('printable letter', () => {
     });
   });
 });
+
+describe('mail', () => {
+  const US_RECIPIENT = {
+    name: 'Grace Hopper',
+    address: { line1: '1 Navy Way', city: 'Arlington', region: 'VA', postal: '22202', country: 'US' },
+  };
+
+  it('mails an escrowed letter through the local print sandbox: MAILED with the mail block, test mode', async () => {
+    const letter = await createLetter({ recipient: US_RECIPIENT, claimOrigin: 'https://pay.example.com' });
+    const response = await post(sender, `/transfer/letter/${letter.id}/mail`, {
+      deliveryMethod: 'tracked',
+      provider: 'printer',
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    const mailed = response.json().data.letter;
+    expect(mailed.status).toBe('MAILED');
+    expect(mailed.isDomestic).toBe(true);
+    expect(mailed.mail).toEqual({
+      provider: 'printer',
+      providerId: expect.any(String),
+      deliveryMethod: 'tracked',
+      status: expect.any(String),
+      trackingNumber: expect.any(String),
+      expectedDeliveryDate: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
+      mailedAt: expect.stringMatching(/Z$/),
+      testMode: true,
+    });
+    expect(
+      errorOf(await post(sender, `/transfer/letter/${letter.id}/mail`, { deliveryMethod: 'tracked' })),
+    ).toMatchObject({ status: 409, code: 'letter_already_mailed' });
+    // A mailed letter is still claimable.
+    const claim = await post(recipient, '/transfer/letter/claim', {
+      claimCode: letter.claimCode,
+      walletId: recipientWallet.id,
+    });
+    expect(claim.json().data.letter.status).toBe('CLAIMED');
+  });
+
+  it('standard mail has no tracking number; an empty body means standard', async () => {
+    const letter = await createLetter({ recipient: US_RECIPIENT, claimOrigin: 'https://pay.example.com' });
+    const response = await post(sender, `/transfer/letter/${letter.id}/mail`, {});
+    expect(response.json().data.letter.mail).toMatchObject({
+      deliveryMethod: 'standard',
+      trackingNumber: null,
+    });
+  });
+
+  it('refuses courier (400 delivery_method_unavailable), an http claim origin (400 claim_origin_not_public) and strangers', async () => {
+    const httpLetter = await createLetter({ recipient: US_RECIPIENT });
+    expect(
+      errorOf(await post(sender, `/transfer/letter/${httpLetter.id}/mail`, { deliveryMethod: 'courier' })),
+    ).toMatchObject({ status: 400, code: 'delivery_method_unavailable' });
+    expect(
+      errorOf(await post(sender, `/transfer/letter/${httpLetter.id}/mail`, { deliveryMethod: 'standard' })),
+    ).toMatchObject({ status: 400, code: 'claim_origin_not_public' });
+    expect(
+      errorOf(await post(sender, `/transfer/letter/${httpLetter.id}/mail`, { deliveryMethod: 'pigeon' })),
+    ).toMatchObject({ status: 400, code: 'validation_error' });
+    expect(errorOf(await post(recipient, `/transfer/letter/${httpLetter.id}/mail`, {}))).toMatchObject({
+      status: 404,
+      code: 'letter_not_found',
+    });
+    expect((await get(sender, `/transfer/letter/${httpLetter.id}`)).json().data.letter.status).toBe(
+      'ESCROWED',
+    );
+  });
+
+  it('records a provider rejection on the letter, which stays ESCROWED', async () => {
+    // The sandbox rejects, as the real provider does, a US address without a ZIP code.
+    const letter = await createLetter({
+      recipient: {
+        name: 'No Zip',
+        address: { line1: '1 Main St', city: 'Springfield', region: 'IL', country: 'US' },
+      },
+      claimOrigin: 'https://pay.example.com',
+    });
+    const response = await post(sender, `/transfer/letter/${letter.id}/mail`, {});
+    expect(errorOf(response)).toMatchObject({ code: 'postage_unavailable' });
+    expect((await get(sender, `/transfer/letter/${letter.id}`)).json().data.letter).toMatchObject({
+      status: 'ESCROWED',
+      mail: null,
+    });
+    const row = await findLetterById(ctx.deps.database.db, letter.id);
+    expect(row?.mailAttempts).toHaveLength(1);
+  });
+
+  it('voids a mailed letter only with acknowledgeMailed: true; the paper code then stops working', async () => {
+    const letter = await createLetter({ recipient: US_RECIPIENT, claimOrigin: 'https://pay.example.com' });
+    await post(sender, `/transfer/letter/${letter.id}/mail`, {});
+    for (const body of [{}, { acknowledgeMailed: false }]) {
+      expect(errorOf(await post(sender, `/transfer/letter/${letter.id}/void`, body))).toMatchObject({
+        status: 400,
+        code: 'void_requires_acknowledgement',
+      });
+    }
+    const voided = await post(sender, `/transfer/letter/${letter.id}/void`, { acknowledgeMailed: true });
+    expect(voided.json().data.letter).toMatchObject({ status: 'VOIDED', refund: { reason: 'voided' } });
+    expect(
+      errorOf(
+        await post(recipient, '/transfer/letter/claim', {
+          claimCode: letter.claimCode,
+          walletId: recipientWallet.id,
+        }),
+      ),
+    ).toMatchObject({ status: 409, code: 'letter_not_claimable' });
+  });
+
+  it('answers 503 mail_provider_not_configured where no provider is set up', async () => {
+    const letter = await createLetter({ recipient: US_RECIPIENT, claimOrigin: 'https://pay.example.com' });
+    const provider = ctx.deps.mail;
+    Object.assign(ctx.deps, { mail: null });
+    try {
+      expect(errorOf(await post(sender, `/transfer/letter/${letter.id}/mail`, {}))).toMatchObject({
+        status: 503,
+        code: 'mail_provider_not_configured',
+      });
+    } finally {
+      Object.assign(ctx.deps, { mail: provider });
+    }
+  });
+});
