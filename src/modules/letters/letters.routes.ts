@@ -278,11 +278,9 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
     },
     async (request) => {
       const { user } = principalOf(request);
-      return ok({
-        letter: await presentLetter(deps, await visibleLetter(deps, user.id, request.params.id), {
-          userId: user.id,
-        }),
-      });
+      const letter = await visibleLetter(deps, user.id, request.params.id);
+      const current = letter.userId === user.id ? await refreshMailing(deps, letter, request.log) : letter;
+      return ok({ letter: await presentLetter(deps, current, { userId: user.id }) });
     },
   );
 

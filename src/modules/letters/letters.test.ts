@@ -737,3 +737,26 @@ describe('mail', () => {
     }
   });
 });
+
+describe('mail tracking', () => {
+  it('refreshes a mailed letter from the provider at most every 15 minutes', async () => {
+    const letter = await createLetter({
+      recipient: {
+        name: 'Track Me',
+        address: { line1: '1 Navy Way', city: 'Arlington', region: 'VA', postal: '22202', country: 'US' },
+      },
+      claimOrigin: 'https://pay.example.com',
+    });
+    const senderKey = await apiKeyOf(ctx.app, sender);
+    const mailed = (await post(sender, `/transfer/letter/${letter.id}/mail`, {})).json().data.letter;
+    const caller = { ...sender, headers: senderKey.headers };
+    ctx.clock.advance(3 * 86_400_000);
+    try {
+      const later = (await get(caller, `/transfer/letter/${letter.id}`)).json().data.letter;
+      expect(later.mail.status).not.toBe(mailed.mail.status);
+      expect(later.mail.providerId).toBe(mailed.mail.providerId);
+    } finally {
+      ctx.clock.advance(-3 * 86_400_000);
+    }
+  });
+});
