@@ -419,14 +419,26 @@ async function start(): Promise<void> {
     void nextStep();
   });
   void networkBanner(bannerSlot);
-  // The code travels in the fragment (never sent to a server); keep it out of the address bar and history.
-  const fromHash = decodeURIComponent(location.hash.replace(/^#/, ''));
-  if (fromHash) {
-    history.replaceState(null, '', location.pathname);
-  }
-  const initial = fromHash || sessionStorage.getItem(STORAGE_KEY) || '';
+  // A claim link opened (or pasted) while the page is open only changes the fragment.
+  window.addEventListener('hashchange', () => {
+    const next = takeCodeFromHash();
+    if (next) void lookUp(next);
+  });
+  const initial = takeCodeFromHash() || sessionStorage.getItem(STORAGE_KEY) || '';
   if (initial) await lookUp(initial);
   else codeEntry();
+}
+
+/** The code travels in the fragment (never sent to a server); keep it out of the address bar and history. */
+function takeCodeFromHash(): string {
+  let fromHash = location.hash.replace(/^#/, '');
+  try {
+    fromHash = decodeURIComponent(fromHash);
+  } catch {
+    // A malformed escape: let the code check reject it.
+  }
+  if (fromHash) history.replaceState(null, '', location.pathname);
+  return fromHash;
 }
 
 void start();

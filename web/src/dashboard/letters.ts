@@ -38,6 +38,7 @@ const STATUS_WORDS: Record<string, string> = {
 };
 
 export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
+  await ctx.reloadWallets().catch(() => {});
   let page = 1;
   let letters: Page<Letter> = { items: [], page: 1, pageSize: PAGE_SIZE, total: 0 };
   const cards = new Map<string, { json: string; element: HTMLElement }>();
@@ -285,8 +286,12 @@ export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
         const data = await post<{ letter: Letter }>(`/transfer/letter/${letter.id}/mail`, {
           deliveryMethod: method.value,
         });
-        showInfo(status, `Sent to the printer (${data.letter.mail?.deliveryMethod ?? method.value}).`);
+        showInfo(
+          listStatus,
+          `Letter for ${letter.recipient.name} sent to the printer (${data.letter.mail?.deliveryMethod ?? method.value}).`,
+        );
         await refresh();
+        focusCard(letter.id);
       } catch (error) {
         showError(status, plainError(error));
       } finally {
@@ -343,8 +348,12 @@ export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
         confirm.disabled = true;
         try {
           await post(`/transfer/letter/${letter.id}/void`, mailed ? { acknowledgeMailed: true } : {});
-          showInfo(status, 'Letter voided; the refund is on its way to your wallet.');
+          showInfo(
+            listStatus,
+            `Letter for ${letter.recipient.name} voided; the refund is on its way to your wallet.`,
+          );
           await refresh();
+          focusCard(letter.id);
         } catch (error) {
           showError(status, plainError(error));
           confirm.disabled = false;
@@ -374,7 +383,7 @@ export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
       h(
         'div',
         { class: 'section-head' },
-        h('h3', { id: headingId }, `To ${letter.recipient.name}`),
+        h('h3', { id: headingId, tabindex: -1 }, `To ${letter.recipient.name}`),
         h(
           'span',
           { class: `badge badge-${letter.status.toLowerCase()}` },
@@ -453,6 +462,11 @@ export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
   }
 
   // ---------------------------------------------------------------------------------------------- list
+  /** After an action rebuilt a card, keep keyboard focus on it (its heading). */
+  function focusCard(id: string): void {
+    list.querySelector<HTMLElement>(`article[data-letter-id="${CSS.escape(id)}"] h3`)?.focus();
+  }
+
   function renderList(): void {
     if (letters.items.length === 0) {
       replace(list, h('p', { class: 'empty' }, 'No letters yet.'));

@@ -73,6 +73,8 @@ function renderAccount(user: User | null): void {
     } catch {
       // The session may already be gone; the screen resets either way.
     }
+    // An explicit log-out starts the next visitor on the default view (an expired session keeps its place).
+    history.replaceState(null, '', '/');
     signedOut();
   });
   replace(account, h('span', { class: 'who' }, user.email), logout);

@@ -32,6 +32,7 @@ const FAST_POLL_MS = 4000;
 const SLOW_POLL_MS = 15000;
 
 export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
+  await ctx.reloadWallets().catch(() => {});
   const gas = new Map<string, GasRecord>();
   const revealed = new Map<string, { balance: Balance; at: Date }>();
   let transactions: Page<Transaction> = { items: [], page: 1, pageSize: PAGE_SIZE, total: 0 };

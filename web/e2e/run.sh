@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The browser suite: Debian's chromium (installed with apt when missing; never downloaded by Playwright), the
+# service started with `npm start` on a free port with a fresh DATA_DIR, the vitest suite of web/e2e against it.
+# Exits non-zero on any failure. Screenshots land in test-results/e2e/.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export PATH="$PWD/node_modules/.bin:$PATH"
+
+CHROMIUM_PATH="${CHROMIUM_PATH:-/usr/bin/chromium}"
+if [ ! -x "$CHROMIUM_PATH" ]; then
+  echo "== installing chromium (apt)"
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
+fi
+export CHROMIUM_PATH
+
+port_free() { ! (echo >"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+PORT="${E2E_PORT:-18080}"
+while ! port_free "$PORT"; do PORT=$((PORT + 1)); done
+
+DATA_DIR="$(mktemp -d -t sealpay-e2e-XXXXXX)"
+LOG="$DATA_DIR/service.log"
+export E2E_BASE_URL="http://localhost:$PORT"
+
+cleanup() {
+  status=$?
+  if [ -n "${SERVICE_PID:-}" ] && kill -0 "$SERVICE_PID" 2>/dev/null; then
+    kill -TERM -- "-$SERVICE_PID" 2>/dev/null || kill -TERM "$SERVICE_PID" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$SERVICE_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL -- "-$SERVICE_PID" 2>/dev/null || true
+  fi
+  if [ "$status" -ne 0 ] && [ -f "$LOG" ]; then
+    echo "== service log (last 60 lines)"
+    tail -n 60 "$LOG" || true
+  fi
+  rm -rf "$DATA_DIR"
+  exit "$status"
+}
+trap cleanup EXIT INT TERM
+
+echo "== starting the service on $E2E_BASE_URL (DATA_DIR $DATA_DIR)"
+# setsid: the service gets its own process group, stopped as a whole at the end.
+PORT="$PORT" DATA_DIR="$DATA_DIR" PUBLIC_ORIGIN="$E2E_BASE_URL" LOG_LEVEL=warn \
+  setsid npm start >"$LOG" 2>&1 &
+SERVICE_PID=$!
+
+ready=""
+for _ in $(seq 1 180); do
+  if curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1; then ready=yes; break; fi
+  if ! kill -0 "$SERVICE_PID" 2>/dev/null; then break; fi
+  sleep 0.5
+done
+if [ -z "$ready" ]; then
+  echo "the service did not become ready"
+  exit 1
+fi
+echo "== service ready; running the browser suite"
+
+vitest run --config web/e2e/vitest.config.ts "$@"
