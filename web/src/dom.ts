@@ -28,6 +28,10 @@ export function h<K extends keyof HTMLElementTagNameMap>(
     if (name.startsWith('on') && typeof value === 'function') {
       element.addEventListener(name.slice(2), value as Handler);
     } else if (PROPERTIES.has(name)) {
+      // Attribute too, so that a form reset returns to this value.
+      if (name === 'value' || name === 'checked' || name === 'selected') {
+        element.setAttribute(name, value === true ? '' : String(value));
+      }
       (element as unknown as Record<string, unknown>)[name] = value;
     } else {
       element.setAttribute(name, value === true ? '' : String(value));

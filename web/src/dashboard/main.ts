@@ -123,6 +123,7 @@ async function signedIn(user: User): Promise<void> {
     setUser(next) {
       shared.user = next;
       renderAccount(next);
+      if (!next.mustChangePassword) document.getElementById('temporary-password')?.remove();
     },
     every(ms, tick) {
       timers.push(
@@ -134,6 +135,18 @@ async function signedIn(user: User): Promise<void> {
   };
   ctx = shared;
   renderAccount(user);
+  if (user.mustChangePassword) {
+    bannerSlot.append(
+      h(
+        'p',
+        { class: 'banner', role: 'note', id: 'temporary-password' },
+        h('strong', null, 'Your password is temporary.'),
+        ' ',
+        h('a', { href: '#/settings' }, 'Choose your own in Settings'),
+        '.',
+      ),
+    );
+  }
   await route(true);
 }
 
