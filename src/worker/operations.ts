@@ -24,7 +24,7 @@ import {
 } from '../modules/transactions/transactions.repository.ts';
 import { openWalletKey } from '../modules/wallets/custody.ts';
 import { findWalletById, type WalletRow } from '../modules/wallets/wallets.repository.ts';
-import { PreflightError, settle, submitOnce } from './submissions.ts';
+import { findSubmission, PreflightError, RevertedError, settle, submitOnce } from './submissions.ts';
 
 /** What a failed operation's `errorCode` is, per type (the interface's 502 table, used asynchronously). */
 export const FAILURE_CODE: Record<TransactionType, string> = {
@@ -197,7 +197,9 @@ async function runMint(ctx: OperationContext, row: TransactionRow): Promise<void
   const key = openWalletKey(ctx.deps.keyring, wallet);
   const amount = BigInt(row.amount);
   const gasTxHash = await ensureGas(ctx, row, wallet);
-  if (row.step === 'start') {
+  // Checked only before the wrap is signed: once it is (and maybe mined, before a crash kept the row at 'start'),
+  // the balance it spent is gone, and refusing here would retry the row forever.
+  if (row.step === 'start' && !(await findSubmission(ctx.deps, row.id, 'wrap'))) {
     const balance = await getStablecoinBalance(ctx.network, wallet.address as Address);
     if (balance < amount)
       throw new PreflightError('mint_failed', 'The public STABLE balance is too low to mint this amount.');
@@ -308,6 +310,19 @@ async function runRedeem(ctx: OperationContext, row: TransactionRow): Promise<vo
     return;
   }
   const attempt = Number(current.metadata?.finalizeAttempt ?? 0);
+  // An earlier finalize may have landed while its receipt could not be read: the payout is done, adopt it.
+  for (let earlier = 0; earlier < attempt; earlier++) {
+    const previous = await findSubmission(ctx.deps, row.id, `finalize-${earlier}`);
+    if (!previous) continue;
+    const landed = await ctx.network.publicClient
+      .getTransactionReceipt({ hash: previous.txHash as Hex })
+      .catch(() => null);
+    if (landed?.status === 'success') {
+      await settle(ctx.deps, ctx.network, previous);
+      await transition(db, row.id, 'SETTLING', { status: 'SETTLED', settlementTxHash: previous.txHash });
+      return;
+    }
+  }
   const finalize = await submitOnce(
     ctx.deps,
     ctx.network,
@@ -322,11 +337,15 @@ async function runRedeem(ctx: OperationContext, row: TransactionRow): Promise<vo
   try {
     await settle(ctx.deps, ctx.network, finalize);
   } catch (error) {
-    // The payout leg cannot land yet: the row stays SETTLING and the next attempt signs a fresh finalize.
+    if (!(error instanceof RevertedError)) throw error; // no receipt yet: the same bytes are waited for again
+    // The payout reverted: the row stays SETTLING and the next attempt signs a fresh finalize. The burn has
+    // moved the funds, so this is never a failure of the row (a transient fault, not a RevertedError).
     await transition(db, row.id, 'SETTLING', {
       metadata: withMetadata(current, { finalizeAttempt: attempt + 1 }),
     });
-    throw error;
+    throw new Error(`finalizeUnwrap ${finalize.txHash} reverted; a fresh one will be signed`, {
+      cause: error,
+    });
   }
   await transition(db, row.id, 'SETTLING', { status: 'SETTLED', settlementTxHash: finalize.txHash });
 }
