@@ -67,8 +67,18 @@ describe('claim page', () => {
     const radio = page.getByRole('radio', { name: /My wallet/ });
     await radio.waitFor();
     expect(await radio.isChecked()).toBe(true);
+    // The claim blocks up to ~20 s; here it answers within a second or two, so hold the answer back a moment to see
+    // the progress indicator deterministically.
+    await page.route('**/api/v1/transfer/letter/claim', async (route) => {
+      const response = await route.fetch();
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await route.fulfill({ response });
+    });
     await page.getByRole('button', { name: 'Claim', exact: true }).click();
-    await page.getByText('Claiming: the vault is releasing the amount to your wallet…').first().waitFor();
+    await page
+      .getByRole('progressbar', { name: 'Claiming: the vault is releasing the amount to your wallet…' })
+      .waitFor();
+    expect(await page.getByRole('button', { name: 'Claim', exact: true }).isDisabled()).toBe(true);
 
     const result = page.getByRole('region', { name: 'Claimed!' });
     await result.waitFor({ timeout: 45_000 });

@@ -16,7 +16,7 @@ import {
   uid,
 } from '../dom.ts';
 import { plainCode, plainError } from '../errors.ts';
-import { AMOUNT_HINT, formatAmount, parseAmountInput } from '../money.ts';
+import { AMOUNT_HINT, formatAmount, formatGas, parseAmountInput } from '../money.ts';
 import {
   type Balance,
   type GasRecord,
@@ -78,7 +78,8 @@ export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
     const cell = cells.get(wallet.id);
     const record = gas.get(wallet.id);
     if (!cell || !record) return;
-    cell.gas.textContent = `${formatAmount(record.eth.amount)} ETH`;
+    cell.gas.textContent = `${formatGas(record.eth.amount)} ETH`;
+    cell.gas.title = `${record.eth.amount} ETH`;
     cell.public.textContent = `${formatAmount(record.normal.amount)} ${record.normal.token}`;
   }
 
