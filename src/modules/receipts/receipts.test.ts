@@ -291,7 +291,10 @@ describe('POST /notas/verify', () => {
     const document = decode((await getNota(alice.headers, confirmed.id)).json().data.nota);
     const tampered = encodeNota({
       ...document,
-      payload: { ...document.payload, toAddress: aliceWallet.address.replace(/.$/, '0') },
+      payload: {
+        ...document.payload,
+        toAddress: aliceWallet.address.replace(/.$/, (last) => (last === '0' ? '1' : '0')),
+      },
     });
     const response = await verifyNota(tampered);
     expect(response.statusCode).toBe(200);
