@@ -40,6 +40,9 @@ describe('small screens', () => {
     // Keyboard: the skip link comes first and is visible when focused.
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
+    expect(new URL(page.url()).hash).toBe('');
     await signUpInPage(page, uniqueEmail('small'));
     await page.getByRole('heading', { name: 'Wallets', level: 1 }).waitFor();
     const form = page.getByRole('form', { name: 'Add a wallet' });

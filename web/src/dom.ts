@@ -157,3 +157,17 @@ export async function busy<T>(button: HTMLButtonElement, label: string, work: ()
 export function statusBadge(status: string): HTMLSpanElement {
   return h('span', { class: `badge badge-${status.toLowerCase()}` }, status);
 }
+
+/**
+ * The "Skip to content" link moves focus to <main> without touching the URL fragment (both pages use the
+ * fragment: the dashboard for its views, the claim page for the claim code).
+ */
+export function installSkipLink(): void {
+  const link = document.querySelector<HTMLAnchorElement>('a.skip-link');
+  link?.addEventListener('click', (event) => {
+    event.preventDefault();
+    const main = document.getElementById('main');
+    main?.focus();
+    main?.scrollIntoView();
+  });
+}

@@ -11,6 +11,7 @@ import {
   formatDate,
   formatTime,
   h,
+  installSkipLink,
   replace,
   shortHex,
   showError,
@@ -402,6 +403,7 @@ function showResult(letter: Letter, transaction: Transaction): void {
 }
 
 async function start(): Promise<void> {
+  installSkipLink();
   replace(
     app,
     h(

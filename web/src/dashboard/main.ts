@@ -3,7 +3,7 @@
 import { ApiError, get, onSessionLost, post } from '../api.ts';
 import { authPanel } from '../auth.ts';
 import { networkBanner } from '../banner.ts';
-import { h, replace } from '../dom.ts';
+import { h, installSkipLink, replace } from '../dom.ts';
 import type { NetworkInfo, User, Wallet } from '../types.ts';
 import type { Ctx } from './context.ts';
 import { lettersView } from './letters.ts';
@@ -151,6 +151,7 @@ async function signedIn(user: User): Promise<void> {
 }
 
 async function start(): Promise<void> {
+  installSkipLink();
   replace(
     app,
     h('header', { class: 'top' }, h('a', { href: '#/wallets', class: 'brand' }, 'sealpay'), nav, account),
