@@ -58,7 +58,7 @@ async function waitForRow(page: Page, type: string, amount: string, status = 'CO
 }
 
 describe('dashboard', () => {
-  it('signs up and makes a first transfer: fund, wait for CONFIRMED, mint, transfer to a second wallet', async () => {
+  it('signs up and makes a first transfer: fund, wait for CONFIRMED, mint, transfer to a second wallet, redeem', async () => {
     const session = await openSession(browser);
     const { page } = session;
     await page.goto('/');
@@ -96,6 +96,14 @@ describe('dashboard', () => {
     await main.getByRole('button', { name: 'Reveal' }).click();
     await expect.poll(() => main.locator('dd.confidential .amount').textContent()).toBe('24.75 cSTABLE');
     await expect.poll(() => main.locator('dd.public').textContent()).toBe('60.00 STABLE');
+
+    // Redeem part of the confidential balance back into public STABLE (terminal status SETTLED).
+    await move(page, 'Redeem', 'Main', '4.75');
+    await waitForRow(page, 'REDEEM', '4.75', 'SETTLED');
+    await expect
+      .poll(() => main.locator('dd.public').textContent(), { timeout: 20_000 })
+      .toBe('64.75 STABLE');
+    await expect.poll(() => main.locator('dd.confidential .amount').textContent()).toBe('20.00 cSTABLE');
     await finish(session, 'first-transfer');
   });
 

@@ -31,6 +31,7 @@ export function formatAmount(amount: string | null | undefined): string {
 /** Gas amounts have 18 decimals: shown cut (never rounded through a float) to `digits` decimals. */
 export function formatGas(amount: string, digits = 6): string {
   const [whole = '0', fraction = ''] = amount.split('.');
+  if (fraction.length <= digits) return formatAmount(amount);
   const cut = fraction.slice(0, digits).replace(/0+$/, '');
   const shown = formatAmount(cut ? `${whole}.${cut}` : whole);
   return fraction.length > digits && /[1-9]/.test(fraction.slice(digits)) ? `≈ ${shown}` : shown;

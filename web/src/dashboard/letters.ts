@@ -435,7 +435,7 @@ export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
           : null,
         letter.error ? [h('dt', null, 'Problem'), h('dd', { class: 'error' }, letter.error)] : null,
       ),
-      letter.claimCode
+      letter.claimCode && (letter.status === 'ESCROWED' || letter.status === 'MAILED')
         ? h('details', null, h('summary', null, 'Claim code, link and QR'), codeBlock(letter))
         : null,
       h(
