@@ -112,17 +112,19 @@ export function shortHex(value: string | null | undefined, keep = 6): string {
 }
 
 /** A button that copies `text` to the clipboard and says so. */
-export function copyButton(text: string, label = 'Copy'): HTMLButtonElement {
-  const button = h('button', { type: 'button', class: 'secondary small' }, label);
+export function copyButton(text: string, label = 'Copy', ariaLabel?: string): HTMLButtonElement {
+  const button = h('button', { type: 'button', class: 'secondary small', 'aria-label': ariaLabel }, label);
   button.addEventListener('click', async () => {
     try {
       await navigator.clipboard.writeText(text);
       button.textContent = 'Copied';
+      button.removeAttribute('aria-label');
     } catch {
       button.textContent = 'Copy failed: select the text';
     }
     window.setTimeout(() => {
       button.textContent = label;
+      if (ariaLabel) button.setAttribute('aria-label', ariaLabel);
     }, 2000);
   });
   return button;

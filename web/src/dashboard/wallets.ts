@@ -52,7 +52,11 @@ export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
     const secret = revealed.get(wallet.id);
     const button = h(
       'button',
-      { type: 'button', class: 'secondary small', 'aria-describedby': headingId },
+      {
+        type: 'button',
+        class: 'secondary small',
+        'aria-label': `${secret ? 'Refresh' : 'Reveal'} the confidential balance of ${wallet.label}`,
+      },
       secret ? 'Refresh' : 'Reveal',
     );
     button.addEventListener('click', () => void reveal(wallet, button, cell, headingId));
@@ -97,7 +101,11 @@ export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
       ? null
       : h(
           'button',
-          { type: 'button', class: 'secondary small', 'aria-describedby': headingId },
+          {
+            type: 'button',
+            class: 'secondary small',
+            'aria-label': `Make ${wallet.label} the primary wallet`,
+          },
           'Make primary',
         );
     primary?.addEventListener('click', async () => {
@@ -126,7 +134,7 @@ export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
         { class: 'address' },
         h('code', null, wallet.address),
         ' ',
-        copyButton(wallet.address, 'Copy address'),
+        copyButton(wallet.address, 'Copy address', `Copy the address of ${wallet.label}`),
       ),
       h(
         'dl',
