@@ -4,6 +4,7 @@ import { AppError } from '../lib/errors.ts';
 import { sha256Hex } from '../lib/secrets.ts';
 import { findLiveSession, type UserRow } from '../modules/accounts/accounts.repository.ts';
 import { findKeyByHash, touchKey } from '../modules/keys/keys.repository.ts';
+import { type CachedCredential, cacheCredential, cachedCredential } from './credential-cache.ts';
 import { consume, type Limit } from './rate-limit.ts';
 
 export const SESSION_COOKIE = 'svc_session';
@@ -37,47 +38,87 @@ declare module 'fastify' {
 // lastUsedAt is written at most this often per key, so a hot key does not turn every read into a write.
 const TOUCH_INTERVAL_MS = 30_000;
 
+async function resolveApiKey(deps: Deps, key: string, now: Date): Promise<CachedCredential> {
+  const hash = sha256Hex(key);
+  const useCache = deps.database.kind === 'pglite';
+  let credential = useCache ? cachedCredential(hash) : undefined;
+  if (!credential) {
+    const found = await findKeyByHash(deps.database.db, hash);
+    if (!found || found.key.revokedAt) throw new AppError('invalid_api_key', 'The API key is not valid.');
+    credential = {
+      kind: 'api_key',
+      id: found.key.id,
+      user: found.user,
+      expiresAt: found.key.expiresAt,
+      lastUsedAt: found.key.lastUsedAt,
+      tokenVersion: null,
+    };
+    if (useCache) cacheCredential(hash, credential);
+  }
+  if (credential.expiresAt && credential.expiresAt <= now) {
+    throw new AppError('invalid_api_key', 'The API key has expired.');
+  }
+  if (!credential.lastUsedAt || now.getTime() - credential.lastUsedAt.getTime() >= TOUCH_INTERVAL_MS) {
+    await touchKey(deps.database.db, credential.id, now);
+    credential.lastUsedAt = now;
+  }
+  return credential;
+}
+
+async function resolveSession(deps: Deps, token: string, now: Date): Promise<CachedCredential> {
+  const hash = sha256Hex(token);
+  const useCache = deps.database.kind === 'pglite';
+  let credential = useCache ? cachedCredential(hash) : undefined;
+  if (!credential) {
+    const found = await findLiveSession(deps.database.db, token, now);
+    if (!found) throw new AppError('session_expired', 'The session has expired. Log in again.');
+    credential = {
+      kind: 'session',
+      id: found.session.id,
+      user: found.user,
+      expiresAt: found.session.expiresAt,
+      lastUsedAt: null,
+      tokenVersion: found.session.tokenVersion,
+    };
+    if (useCache) cacheCredential(hash, credential);
+  }
+  if (
+    (credential.expiresAt && credential.expiresAt <= now) ||
+    credential.tokenVersion !== credential.user.tokenVersion
+  ) {
+    throw new AppError('session_expired', 'The session has expired. Log in again.');
+  }
+  return credential;
+}
+
 async function authenticate(
   deps: Deps,
   request: FastifyRequest,
 ): Promise<{ principal: Principal; user: UserRow }> {
-  const { db } = deps.database;
   const now = deps.clock.now();
   const authorization = request.headers.authorization;
+  let credential: CachedCredential;
   if (authorization !== undefined) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     const key = match?.[1];
     if (!key || !API_KEY_PATTERN.test(key)) {
       throw new AppError('invalid_api_key', 'The API key is malformed.');
     }
-    const found = await findKeyByHash(db, sha256Hex(key));
-    if (!found || found.key.revokedAt) throw new AppError('invalid_api_key', 'The API key is not valid.');
-    if (found.key.expiresAt && found.key.expiresAt <= now) {
-      throw new AppError('invalid_api_key', 'The API key has expired.');
-    }
-    if (!found.key.lastUsedAt || now.getTime() - found.key.lastUsedAt.getTime() >= TOUCH_INTERVAL_MS) {
-      await touchKey(db, found.key.id, now);
-    }
-    return {
-      principal: { kind: 'api_key', id: found.key.id, userId: found.user.id, expiresAt: found.key.expiresAt },
-      user: found.user,
-    };
+    credential = await resolveApiKey(deps, key, now);
+  } else {
+    const token = request.cookies[SESSION_COOKIE];
+    if (!token) throw new AppError('unauthenticated', 'Authentication required: an API key or a session.');
+    credential = await resolveSession(deps, token, now);
   }
-  const token = request.cookies[SESSION_COOKIE];
-  if (token) {
-    const found = await findLiveSession(db, token, now);
-    if (!found) throw new AppError('session_expired', 'The session has expired. Log in again.');
-    return {
-      principal: {
-        kind: 'session',
-        id: found.session.id,
-        userId: found.user.id,
-        expiresAt: found.session.expiresAt,
-      },
-      user: found.user,
-    };
-  }
-  throw new AppError('unauthenticated', 'Authentication required: an API key or a session.');
+  return {
+    principal: {
+      kind: credential.kind,
+      id: credential.id,
+      userId: credential.user.id,
+      expiresAt: credential.expiresAt,
+    },
+    user: credential.user,
+  };
 }
 
 /** The principal of an authenticated route; routes with `auth: 'none'` must not call it. */

@@ -1,44 +1,61 @@
 import type { FastifyServerOptions } from 'fastify';
 
 /**
- * Every secret the service handles, wherever it could appear in a logged object. Add new secrets here as they
- * are introduced: credentials, wallet keys, claim codes, TOTP secrets and codes, passphrases, key files.
+ * Every secret the service handles, by field name, wherever it appears in a logged object (at any depth). Add new
+ * secrets here as they are introduced: credentials, wallet keys, claim codes, TOTP secrets and codes,
+ * passphrases, key files.
  */
-export const REDACTED_PATHS = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'req.headers["x-sweep-secret"]',
-  'res.headers["set-cookie"]',
-  ...[
-    'password',
-    'currentPassword',
-    'newPassword',
-    'passphrase',
-    'plaintext',
-    'privateKey',
-    'sealedPrivateKey',
-    'claimCode',
-    'code',
-    'secret',
-    'totpSecret',
-    'otpauthUrl',
-    'pendingToken',
-    'token',
-    'nota',
-    // A wallet-key nota's encrypted key: in a log it would invite an offline guess at the passphrase.
-    'ciphertext',
-    'masterKey',
-    'apiKey',
-    'credential',
-  ].flatMap((key) => [key, `*.${key}`, `*.*.${key}`]),
-];
+export const REDACTED_KEYS: ReadonlySet<string> = new Set([
+  'authorization',
+  'cookie',
+  'set-cookie',
+  'x-sweep-secret',
+  'password',
+  'currentPassword',
+  'newPassword',
+  'passphrase',
+  'plaintext',
+  'privateKey',
+  'sealedPrivateKey',
+  'claimCode',
+  'claimUrl',
+  'code',
+  'secret',
+  'totpSecret',
+  'otpauthUrl',
+  'pendingToken',
+  'token',
+  'nota',
+  // A wallet-key nota's encrypted key: in a log it would invite an offline guess at the passphrase.
+  'ciphertext',
+  'masterKey',
+  'apiKey',
+  'credential',
+]);
+
+const CENSOR = '[redacted]';
+const MAX_DEPTH = 8;
+
+/** A copy of `value` with every secret field censored. Errors pass through (their serializer keeps the stack). */
+export function redactSecrets(value: unknown, depth = 0): unknown {
+  if (value === null || typeof value !== 'object' || value instanceof Error || depth > MAX_DEPTH)
+    return value;
+  if (Array.isArray(value)) return value.map((item) => redactSecrets(item, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    out[key] = REDACTED_KEYS.has(key) ? CENSOR : redactSecrets(item, depth + 1);
+  }
+  return out;
+}
 
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
   return {
     level,
-    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    // Redaction runs only when a line is written; pino's path-based `redact` cost a quarter of every request's
+    // CPU, logged or not, because it also runs on each request's child logger.
+    formatters: { log: (object) => redactSecrets(object) as Record<string, unknown> },
     serializers: {
-      // The URL can carry a preview code in its query: log the path only.
+      // The URL can carry a preview code in its query: log the path only, never headers.
       req: (req: { method: string; url: string; id: string }) => ({
         id: req.id,
         method: req.method,

@@ -33,6 +33,17 @@ import type { Eip1193 } from '../chain/edr.ts';
 const require = createRequire(import.meta.url);
 
 /** `ZamaConfig._getLocalConfig()` of `@fhevm/solidity` 0.11.1 (chain 31337). */
+/**
+ * The mock coprocessor replays chain events into its handle database when queried, and two queries at once
+ * interleave that replay ("Parse event … in backward order"). Decryptions therefore run one at a time.
+ */
+let decryptionQueue: Promise<unknown> = Promise.resolve();
+function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
+  const next = decryptionQueue.then(work, work);
+  decryptionQueue = next.catch(() => {});
+  return next;
+}
+
 export const LOCAL_FHEVM_CONFIG = {
   ACLAddress: '0x50157CFfD6bBFA2DECe204a89ec419c23ef5755D',
   CoprocessorAddress: '0xe3a9105a3a932253A70F126eb1E3b589C643dD24',
@@ -262,13 +273,15 @@ export async function createMockFhevm(
           const handles = payload.handleContractPairs.map(
             (p) => `0x${BigInt(p.handle).toString(16).padStart(64, '0')}`,
           );
-          const decrypted = await coprocessor.queryHandlesBytes32AsHex(handles);
+          const decrypted = await oneAtATime(() => coprocessor.queryHandlesBytes32AsHex(handles));
           return { payload: { decrypted_values: decrypted }, signature: `0x${'00'.repeat(32)}` };
         }
         case relayer.RELAYER_V1_PUBLIC_DECRYPT: {
           const payload = args[0];
           relayer.assertIsRelayerV1PublicDecryptPayload(payload);
-          const clearTexts = await coprocessor.queryHandlesBytes32AsHex(payload.ciphertextHandles);
+          const clearTexts = await oneAtATime(() =>
+            coprocessor.queryHandlesBytes32AsHex(payload.ciphertextHandles),
+          );
           const signed = await repository.kmsVerifier.computeDecryptionSignatures(
             payload.ciphertextHandles,
             clearTexts,

@@ -1,6 +1,7 @@
 import { and, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.ts';
 import { sessions, users } from '../../db/schema/index.ts';
+import { forgetCredential, forgetUser } from '../../http/credential-cache.ts';
 import { newId } from '../../lib/ids.ts';
 import { randomToken, sha256Hex } from '../../lib/secrets.ts';
 
@@ -57,6 +58,7 @@ export async function updateUser(
   values: Partial<Omit<UserRow, 'id' | 'createdAt'>>,
 ): Promise<UserRow> {
   const [row] = await db.update(users).set(values).where(eq(users.id, id)).returning();
+  forgetUser(id);
   if (!row) throw new Error(`user ${id} vanished`);
   return row;
 }
@@ -106,6 +108,7 @@ export async function findLiveSession(
 }
 
 export async function revokeSession(db: DbOrTx, sessionId: string, now: Date): Promise<void> {
+  forgetCredential(sessionId);
   await db
     .update(sessions)
     .set({ revokedAt: now })

@@ -4,6 +4,7 @@ import { eq } from 'drizzle-orm';
 import { apiKeys, users } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
+import { forgetCredential } from '../../http/credential-cache.ts';
 import { IdParam, NullableTimestamp, ok, responses, Timestamp } from '../../http/envelope.ts';
 import type { App } from '../../http/types.ts';
 import { AppError } from '../../lib/errors.ts';
@@ -130,6 +131,7 @@ export function registerKeyRoutes(app: App, deps: Deps): void {
       const existing = await findKey(db, user.id, request.params.id);
       if (!existing) throw new AppError('not_found', 'No such API key.');
       if (existing.revokedAt) return ok({ key: toApiKey(existing) });
+      forgetCredential(existing.id);
       const [revoked] = await db
         .update(apiKeys)
         .set({ revokedAt: deps.clock.now() })

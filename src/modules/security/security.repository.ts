@@ -1,6 +1,7 @@
 import { and, asc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.ts';
 import { passkeys, pendingTotpLogins, usedWebauthnChallenges, users } from '../../db/schema/index.ts';
+import { forgetUser } from '../../http/credential-cache.ts';
 import { newId } from '../../lib/ids.ts';
 import { randomToken, sha256Hex } from '../../lib/secrets.ts';
 import type { UserRow } from '../accounts/accounts.repository.ts';
@@ -20,6 +21,7 @@ const stepUnspent = (step: number) => or(isNull(users.totpLastStep), lt(users.to
  * becomes spent. Returns false when that step (or a later one) was accepted already.
  */
 export async function advanceTotpStep(db: DbOrTx, userId: string, step: number): Promise<boolean> {
+  forgetUser(userId);
   const updated = await db
     .update(users)
     .set({ totpLastStep: step })
@@ -36,6 +38,7 @@ export async function activateTotp(
   step: number,
   now: Date,
 ): Promise<boolean> {
+  forgetUser(userId);
   const updated = await db
     .update(users)
     .set({
@@ -52,6 +55,7 @@ export async function activateTotp(
 
 /** 2FA off and both secrets dropped, `step` spent; false when 2FA was off already or the step was spent. */
 export async function deactivateTotp(db: DbOrTx, userId: string, step: number, now: Date): Promise<boolean> {
+  forgetUser(userId);
   const updated = await db
     .update(users)
     .set({
