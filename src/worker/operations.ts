@@ -41,6 +41,11 @@ export const FAUCET_CAP_BASE_UNITS = 1000n * 10n ** BigInt(STABLE_DECIMALS);
 const DAY_MS = 24 * 60 * 60 * 1000;
 // `wrap` cannot be estimated before its `approve` is mined; measured ~306k gas.
 const WRAP_GAS = 600_000n;
+/**
+ * A confidential transfer measured ~408k gas. Estimating it runs the whole FHE transfer on the EVM a second time,
+ * so it is sent with a fixed limit; a transfer that would revert is then mined as reverted (FAILED, nothing moved).
+ */
+export const CONFIDENTIAL_TRANSFER_GAS = 800_000n;
 
 export interface OperationContext {
   deps: Deps;
@@ -239,7 +244,7 @@ async function runTransfer(ctx: OperationContext, row: TransactionRow): Promise<
       caller: wallet.address as Address,
       amount,
     });
-    return { to: token, data: encodeConfidentialTransfer(to, encrypted) };
+    return { to: token, data: encodeConfidentialTransfer(to, encrypted), gas: CONFIDENTIAL_TRANSFER_GAS };
   });
   const metadata = await markSubmitted(ctx, row, submission.txHash, gasTxHash);
   const receipt = await settle(ctx.deps, ctx.network, submission);
