@@ -79,7 +79,8 @@ async function walletOf(ctx: OperationContext, row: TransactionRow): Promise<Wal
   return wallet;
 }
 
-function blockFields(receipt: TransactionReceipt, logIndex?: number) {
+/** Where a receipt landed, for the row's receipt (nota): block number, hash, and the last log's index. */
+export function blockFields(receipt: TransactionReceipt, logIndex?: number) {
   return {
     blockNumber: receipt.blockNumber,
     blockHash: receipt.blockHash,

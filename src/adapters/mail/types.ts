@@ -1,23 +1,15 @@
+import type { RecipientAddress } from '../../db/schema/letters.ts';
+
 /**
  * The print provider behind `POST /transfer/letter/{id}/mail`: it receives the finished PDF (which alone
  * carries the claim code and the QR code of the claim URL) and the recipient's address, and prints and
  * mails the letter. Two implementations: the local print sandbox (files under `{dataDir}/mail`) and Lob.
  */
 
-/** The recipient as the letter row keeps it (same shape as `LetterDocument['recipient']`). */
+/** The recipient as the letter row keeps it, with the country's English name (`LetterDocument['recipient']`). */
 export interface MailRecipient {
   name: string;
-  address: {
-    line1: string;
-    line2: string | null;
-    landmark: string | null;
-    city: string;
-    region: string;
-    postal: string | null;
-    /** ISO 3166-1 alpha-2 */
-    country: string;
-    countryName: string;
-  };
+  address: RecipientAddress & { countryName: string };
 }
 
 /** The return address printed in the envelope's upper window (Lob requires one). */

@@ -17,18 +17,9 @@
  */
 import PDFDocument from 'pdfkit';
 import QRCode from 'qrcode';
+import type { MailRecipient } from '../../adapters/mail/types.ts';
 
-export interface LetterAddress {
-  line1: string;
-  line2: string | null;
-  landmark: string | null;
-  city: string;
-  region: string;
-  postal: string | null;
-  /** ISO 3166-1 alpha-2 */
-  country: string;
-  countryName: string;
-}
+export type LetterAddress = MailRecipient['address'];
 
 export interface LetterDocument {
   letterId: string;

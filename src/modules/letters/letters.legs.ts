@@ -9,6 +9,7 @@ import {
 } from '../../adapters/confidential/helpers.ts';
 import type { Deps } from '../../deps.ts';
 import {
+  blockFields,
   ensureGas,
   fail,
   markSubmitted,
@@ -75,8 +76,7 @@ async function runEscrow(ctx: OperationContext, row: TransactionRow): Promise<vo
     await transition(tx, row.id, ['QUEUED', 'PENDING'], {
       status: 'CONFIRMED',
       metadata: withMetadata({ ...row, metadata }, { verified: true }),
-      blockNumber: receipt.blockNumber,
-      blockHash: receipt.blockHash,
+      ...blockFields(receipt),
     });
     await moveLetter(tx, letter.id, ['DRAFT'], { status: 'ESCROWED', error: null });
   });
@@ -117,7 +117,7 @@ async function runClaim(ctx: OperationContext, row: TransactionRow): Promise<voi
       data: encodeLetterRelease(vaultId, row.toAddress as Address),
     }),
   );
-  await transition(db, row.id, 'QUEUED', { status: 'PENDING', txHash: submission.txHash, step: 'submitted' });
+  await markSubmitted(ctx, row, submission.txHash, null);
   const receipt = await settle(ctx.deps, ctx.network, submission);
   const verification = await verifyLetterLeg({
     network: ctx.network,
@@ -131,8 +131,7 @@ async function runClaim(ctx: OperationContext, row: TransactionRow): Promise<voi
     await transition(tx, row.id, ['QUEUED', 'PENDING'], {
       status: 'CONFIRMED',
       metadata: withMetadata(row, { verified: verification.ok }),
-      blockNumber: receipt.blockNumber,
-      blockHash: receipt.blockHash,
+      ...blockFields(receipt),
     });
     await moveLetter(tx, letter.id, ['CLAIMING'], {
       status: 'CLAIMED',
@@ -166,7 +165,7 @@ async function runRefund(ctx: OperationContext, row: TransactionRow): Promise<vo
       return { to: ctx.network.contracts.letterVault, data: encodeLetterRefund(vaultId) };
     },
   );
-  await transition(db, row.id, 'QUEUED', { status: 'PENDING', txHash: submission.txHash, step: 'submitted' });
+  await markSubmitted(ctx, row, submission.txHash, null);
   const receipt = await settle(ctx.deps, ctx.network, submission);
   const verification = await verifyLetterLeg({
     network: ctx.network,
@@ -178,8 +177,7 @@ async function runRefund(ctx: OperationContext, row: TransactionRow): Promise<vo
   await transition(db, row.id, ['QUEUED', 'PENDING'], {
     status: 'CONFIRMED',
     metadata: withMetadata(row, { verified: verification.ok }),
-    blockNumber: receipt.blockNumber,
-    blockHash: receipt.blockHash,
+    ...blockFields(receipt),
   });
   if (!verification.ok) await updateLetter(db, letter.id, { needsReview: true });
 }

@@ -10,7 +10,7 @@ import {
 import type { DeliveryMethod, MailResult } from '../../adapters/mail/index.ts';
 import type { Tx } from '../../db/client.ts';
 import { letters, transactions } from '../../db/schema/index.ts';
-import type { MailBlock } from '../../db/schema/letters.ts';
+import type { MailBlock, RecipientAddress } from '../../db/schema/letters.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -114,18 +114,7 @@ export interface CreateLetterInput {
   wallet: WalletRow;
   amount: bigint;
   memo: string | null;
-  recipient: {
-    name: string;
-    address: {
-      line1: string;
-      line2: string | null;
-      landmark: string | null;
-      city: string;
-      region: string;
-      postal: string | null;
-      country: string;
-    };
-  };
+  recipient: { name: string; address: RecipientAddress };
   expiresInDays: number;
   claimOrigin: string;
 }
