@@ -88,34 +88,35 @@ async function runClaim(ctx: OperationContext, row: TransactionRow): Promise<voi
   const letter = await letterOf(ctx, row);
   const vaultId = letter.vaultLetterId as Hex;
   const amount = BigInt(row.amount);
-  if (row.step === 'start') {
-    // The vault must hold this letter's amount now; otherwise nothing is sent and the letter stays claimable.
-    const onChain = await readLetter(ctx.network, vaultId);
-    const held =
-      onChain.state === LETTER_STATE.Escrowed
-        ? await ctx.network.rail.userDecrypt({
-            handle: onChain.amount,
-            contract: ctx.network.contracts.confidentialToken,
-            privateKey: ctx.network.operator.privateKey,
-          })
-        : 0n;
-    if (held !== amount) {
-      throw new PreflightError(
-        'escrow_vault_underfunded',
-        'The escrow vault cannot cover this letter right now. The letter stays claimable.',
-      );
-    }
-  }
   const submission = await submitOnce(
     ctx.deps,
     ctx.network,
     row.id,
     'release',
     ctx.network.operator.privateKey,
-    async () => ({
-      to: ctx.network.contracts.letterVault,
-      data: encodeLetterRelease(vaultId, row.toAddress as Address),
-    }),
+    async () => {
+      // Checked only before the release is signed (a release already signed is carried through, never re-judged):
+      // the vault must hold exactly this letter's amount, or nothing is sent and the letter stays claimable.
+      const onChain = await readLetter(ctx.network, vaultId);
+      const held =
+        onChain.state === LETTER_STATE.Escrowed
+          ? await ctx.network.rail.userDecrypt({
+              handle: onChain.amount,
+              contract: ctx.network.contracts.confidentialToken,
+              privateKey: ctx.network.operator.privateKey,
+            })
+          : 0n;
+      if (held !== amount) {
+        throw new PreflightError(
+          'escrow_vault_underfunded',
+          'The escrow vault cannot cover this letter right now. The letter stays claimable.',
+        );
+      }
+      return {
+        to: ctx.network.contracts.letterVault,
+        data: encodeLetterRelease(vaultId, row.toAddress as Address),
+      };
+    },
   );
   await markSubmitted(ctx, row, submission.txHash, null);
   const receipt = await settle(ctx.deps, ctx.network, submission);
