@@ -65,10 +65,13 @@ export async function spawnService(options: SpawnOptions): Promise<ServiceProces
     if (lines.length > 200) lines.splice(0, lines.length - 200);
   };
   const spawnedAt = performance.now();
+  // `start` is the embedded topology (API, worker and chain in one process over the embedded database): a
+  // DATABASE_URL meant for the PostgreSQL test run must not leak into it.
+  const { DATABASE_URL: _postgres, ...inherited } = process.env;
   const child = spawn(process.execPath, [MAIN, 'start'], {
     cwd: ROOT,
     env: {
-      ...process.env,
+      ...inherited,
       LOG_LEVEL: 'warn',
       ...options.env,
       PORT: String(port),
