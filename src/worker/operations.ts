@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm';
-import type { Address, Hex, TransactionReceipt } from 'viem';
+import { type Address, type Hex, maxUint256, type TransactionReceipt } from 'viem';
+import { stablecoinAbi } from '../adapters/chain/contracts.ts';
 import type { Network } from '../adapters/chain/types.ts';
 import {
   encodeApprove,
@@ -41,6 +42,8 @@ export const FAUCET_CAP_BASE_UNITS = 1000n * 10n ** BigInt(STABLE_DECIMALS);
 const DAY_MS = 24 * 60 * 60 * 1000;
 // `wrap` cannot be estimated before its `approve` is mined; measured ~306k gas.
 const WRAP_GAS = 600_000n;
+// An ERC-20 approval from zero costs ~46k gas; a fixed limit keeps it from depending on the allowance it finds.
+const APPROVE_GAS = 100_000n;
 /**
  * A confidential transfer measured ~408k gas. Estimating it runs the whole FHE transfer on the EVM a second time,
  * so it is sent with a fixed limit; a transfer that would revert is then mined as reverted (FAILED, nothing moved).
@@ -211,17 +214,34 @@ async function runMint(ctx: OperationContext, row: TransactionRow): Promise<void
       throw new PreflightError('mint_failed', 'The public STABLE balance is too low to mint this amount.');
   }
   const token = ctx.network.contracts.confidentialToken;
-  const approve = await submitOnce(ctx.deps, ctx.network, row.id, 'approve', key, async () => ({
-    to: ctx.network.contracts.stablecoin,
-    data: encodeApprove(token, amount),
-  }));
+  // The wrapper gets an unlimited allowance, once: two mints of one wallet in flight would otherwise overwrite each
+  // other's exact approvals, and the row's outcome would hang on an approval race instead of on its own wrap.
+  const wrapSigned = await findSubmission(ctx.deps, row.id, 'wrap');
+  if (!wrapSigned) {
+    const allowance = await ctx.network.publicClient.readContract({
+      address: ctx.network.contracts.stablecoin,
+      abi: stablecoinAbi,
+      functionName: 'allowance',
+      args: [wallet.address as Address, token],
+    });
+    if (allowance < amount) {
+      const approve = await submitOnce(ctx.deps, ctx.network, row.id, 'approve', key, async () => ({
+        to: ctx.network.contracts.stablecoin,
+        data: encodeApprove(token, maxUint256),
+        gas: APPROVE_GAS,
+      }));
+      // An approval moves nothing; whatever its fate, the wrap's own receipt decides the row.
+      await settle(ctx.deps, ctx.network, approve).catch((error: unknown) => {
+        if (!(error instanceof RevertedError)) throw error;
+      });
+    }
+  }
   const wrap = await submitOnce(ctx.deps, ctx.network, row.id, 'wrap', key, async () => ({
     to: token,
     data: encodeWrap(wallet.address as Address, amount),
     gas: WRAP_GAS,
   }));
   const metadata = await markSubmitted(ctx, row, wrap.txHash, gasTxHash);
-  await settle(ctx.deps, ctx.network, approve);
   const receipt = await settle(ctx.deps, ctx.network, wrap);
   await transition(db, row.id, ['QUEUED', 'PENDING'], {
     status: 'CONFIRMED',

@@ -166,6 +166,17 @@ describe('fund, mint, transfer, redeem', () => {
     expect(over).toMatchObject({ status: 'FAILED', errorCode: 'faucet_cap_exceeded', txHash: null });
     expect(over.error).toMatch(/1000/);
   });
+  it('runs several mints of one wallet at once, each judged by its own wrap', async () => {
+    const before = await balances(alice, aliceWallet.id);
+    const responses = await Promise.all(
+      ['1.5', '2.25', '3'].map((amount) => post(alice, '/mint', { walletId: aliceWallet.id, amount })),
+    );
+    const done = await Promise.all(responses.map((response) => settled(alice, response)));
+    expect(done.map((transaction) => transaction.status)).toEqual(['CONFIRMED', 'CONFIRMED', 'CONFIRMED']);
+    const after = await balances(alice, aliceWallet.id);
+    expect(Number(after.confidential.amount) - Number(before.confidential.amount)).toBeCloseTo(6.75, 6);
+    expect(Number(before.normal.amount) - Number(after.normal.amount)).toBeCloseTo(6.75, 6);
+  });
 });
 
 describe('validation and ownership', () => {
