@@ -92,6 +92,15 @@ export async function processRow(deps: Deps, row: TransactionRow, logger: Logger
   const runner = runners[row.type];
   const ctx: OperationContext = { deps, network };
   const { db } = deps.database;
+  // The lease is renewed while the row is driven, so a slow chain (a receipt wait) never lets a second worker
+  // take a row that is still in hand.
+  const renewal = setInterval(() => {
+    db.update(transactions)
+      .set({ leaseUntil: new Date(deps.clock.now().getTime() + LEASE_MS) })
+      .where(and(eq(transactions.id, row.id), eq(transactions.leaseOwner, row.leaseOwner ?? '')))
+      .catch((error: unknown) => logger.warn({ transactionId: row.id, err: error }, 'lease renewal failed'));
+  }, LEASE_MS / 3);
+  renewal.unref();
   try {
     if (!runner) throw new Error(`no runner for ${row.type}`);
     await runner(ctx, row);
@@ -135,6 +144,8 @@ export async function processRow(deps: Deps, row: TransactionRow, logger: Logger
         leaseUntil: null,
       })
       .where(eq(transactions.id, row.id));
+  } finally {
+    clearInterval(renewal);
   }
 }
 
