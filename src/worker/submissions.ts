@@ -126,18 +126,18 @@ export async function submitOnce(
     });
     const { db } = deps.database;
     const submission = await db.transaction(async (tx) => {
-      await tx
-        .insert(addressNonces)
-        .values({ address: account.address, nextNonce: chainNonce })
-        .onConflictDoNothing();
-      // Never behind the chain: a key also used elsewhere (an exported wallet) moves the chain's count on.
+      // One statement allocates: the first use starts at the chain's count, and the counter is never behind the
+      // chain (a key also used elsewhere, an exported wallet, moves the chain's count on).
       const [allocated] = await tx
-        .update(addressNonces)
-        .set({
-          nextNonce: sql`greatest(${addressNonces.nextNonce}, ${chainNonce}) + 1`,
-          updatedAt: new Date(),
+        .insert(addressNonces)
+        .values({ address: account.address, nextNonce: chainNonce + 1 })
+        .onConflictDoUpdate({
+          target: addressNonces.address,
+          set: {
+            nextNonce: sql`greatest(${addressNonces.nextNonce}, ${chainNonce}) + 1`,
+            updatedAt: new Date(),
+          },
         })
-        .where(eq(addressNonces.address, account.address))
         .returning({ next: addressNonces.nextNonce });
       const nonce = Number(allocated?.next) - 1;
       const serialized = await account.signTransaction({
