@@ -1,7 +1,7 @@
 /** Sign up, log in (password, then TOTP when enabled), and passkey login: shared by the dashboard and the claim page. */
 
 import { post } from './api.ts';
-import { field, h, replace, showError, statusArea, uid } from './dom.ts';
+import { field, h, onSubmit, replace, showError, statusArea, uid } from './dom.ts';
 import { plainError } from './errors.ts';
 import type { User } from './types.ts';
 import { getPasskey, type RequestOptionsJSON, webauthnSupported } from './webauthn.ts';
@@ -59,26 +59,17 @@ export function authPanel(options: AuthPanelOptions): HTMLElement {
       field('Password', password, PASSWORD_HINT),
       submit,
     );
-    form.addEventListener('submit', async (event) => {
-      event.preventDefault();
-      replace(status);
-      submit.disabled = true;
-      try {
-        const data = await post<{ user: User }>(
-          '/auth/signup',
-          {
-            email: email.value.trim(),
-            password: password.value,
-            ...(name.value.trim() ? { name: name.value.trim() } : {}),
-          },
-          { quiet401: true },
-        );
-        options.onSignedIn(data.user);
-      } catch (error) {
-        showError(status, plainError(error));
-      } finally {
-        submit.disabled = false;
-      }
+    onSubmit(form, submit, status, async () => {
+      const data = await post<{ user: User }>(
+        '/auth/signup',
+        {
+          email: email.value.trim(),
+          password: password.value,
+          ...(name.value.trim() ? { name: name.value.trim() } : {}),
+        },
+        { quiet401: true },
+      );
+      options.onSignedIn(data.user);
     });
     return form;
   }
@@ -94,23 +85,14 @@ export function authPanel(options: AuthPanelOptions): HTMLElement {
       field('Password', password),
       submit,
     );
-    form.addEventListener('submit', async (event) => {
-      event.preventDefault();
-      replace(status);
-      submit.disabled = true;
-      try {
-        const data = await post<{ user: User } | { totpRequired: true; pendingToken: string }>(
-          '/auth/login',
-          { email: email.value.trim(), password: password.value },
-          { quiet401: true },
-        );
-        if ('totpRequired' in data) replace(body, totpForm(data.pendingToken));
-        else options.onSignedIn(data.user);
-      } catch (error) {
-        showError(status, plainError(error));
-      } finally {
-        submit.disabled = false;
-      }
+    onSubmit(form, submit, status, async () => {
+      const data = await post<{ user: User } | { totpRequired: true; pendingToken: string }>(
+        '/auth/login',
+        { email: email.value.trim(), password: password.value },
+        { quiet401: true },
+      );
+      if ('totpRequired' in data) replace(body, totpForm(data.pendingToken));
+      else options.onSignedIn(data.user);
     });
     const passkey = webauthnSupported()
       ? h('button', { type: 'button', class: 'secondary' }, 'Log in with a passkey')

@@ -1,3 +1,4 @@
+import { plainError } from './errors.ts';
 /**
  * A tiny DOM builder: `h('button', {type: 'button', onclick: fn}, 'Save')`. No framework, no inline HTML strings
  * (everything is text nodes, so nothing the service returns is ever parsed as markup).
@@ -86,6 +87,30 @@ export function statusArea(): HTMLDivElement {
 
 export function showError(area: Element, message: string): void {
   replace(area, h('p', { class: 'error', role: 'alert' }, message));
+}
+
+/**
+ * A form's submit: the previous message cleared, the button disabled while `work` runs, and a failure shown in
+ * `status` in plain words.
+ */
+export function onSubmit(
+  form: HTMLFormElement,
+  submit: HTMLButtonElement,
+  status: Element,
+  work: () => Promise<void>,
+): void {
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    replace(status);
+    submit.disabled = true;
+    try {
+      await work();
+    } catch (error) {
+      showError(status, plainError(error));
+    } finally {
+      submit.disabled = false;
+    }
+  });
 }
 
 export function showInfo(area: Element, ...children: Child[]): void {

@@ -7,6 +7,7 @@ import {
   formatDate,
   formatTime,
   h,
+  onSubmit,
   replace,
   saveFile,
   shortHex,
@@ -278,25 +279,16 @@ export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
       field('Delivery', method),
       submit,
     );
-    form.addEventListener('submit', async (event) => {
-      event.preventDefault();
-      submit.disabled = true;
-      replace(status);
-      try {
-        const data = await post<{ letter: Letter }>(`/transfer/letter/${letter.id}/mail`, {
-          deliveryMethod: method.value,
-        });
-        showInfo(
-          listStatus,
-          `Letter for ${letter.recipient.name} sent to the printer (${data.letter.mail?.deliveryMethod ?? method.value}).`,
-        );
-        await refresh();
-        focusCard(letter.id);
-      } catch (error) {
-        showError(status, plainError(error));
-      } finally {
-        submit.disabled = false;
-      }
+    onSubmit(form, submit, status, async () => {
+      const data = await post<{ letter: Letter }>(`/transfer/letter/${letter.id}/mail`, {
+        deliveryMethod: method.value,
+      });
+      showInfo(
+        listStatus,
+        `Letter for ${letter.recipient.name} sent to the printer (${data.letter.mail?.deliveryMethod ?? method.value}).`,
+      );
+      await refresh();
+      focusCard(letter.id);
     });
     return form;
   }

@@ -7,6 +7,7 @@ import {
   formatDate,
   formatTime,
   h,
+  onSubmit,
   replace,
   showError,
   showInfo,
@@ -43,21 +44,13 @@ function profile(ctx: Ctx): HTMLElement {
     submit,
     status,
   );
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    submit.disabled = true;
-    try {
-      const { user } = await patch<{ user: User }>('/me', {
-        name: name.value.trim(),
-        company: company.value.trim(),
-      });
-      ctx.setUser(user);
-      showInfo(status, 'Profile saved.');
-    } catch (error) {
-      showError(status, plainError(error));
-    } finally {
-      submit.disabled = false;
-    }
+  onSubmit(form, submit, status, async () => {
+    const { user } = await patch<{ user: User }>('/me', {
+      name: name.value.trim(),
+      company: company.value.trim(),
+    });
+    ctx.setUser(user);
+    showInfo(status, 'Profile saved.');
   });
   return section('Profile', form);
 }
@@ -269,21 +262,12 @@ function passkeys(): HTMLElement {
     field('Passkey name', deviceName, 'To recognise it later, e.g. “Work laptop”.'),
     submit,
   );
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    submit.disabled = true;
-    replace(status);
-    try {
-      const { options } = await post<{ options: CreationOptionsJSON }>('/me/passkeys/options');
-      const credential = await createPasskey(options);
-      await post('/me/passkeys/register', { credential, deviceName: deviceName.value.trim() || 'Passkey' });
-      showInfo(status, 'Passkey added. You can now log in with it.');
-      await load();
-    } catch (error) {
-      showError(status, plainError(error));
-    } finally {
-      submit.disabled = false;
-    }
+  onSubmit(form, submit, status, async () => {
+    const { options } = await post<{ options: CreationOptionsJSON }>('/me/passkeys/options');
+    const credential = await createPasskey(options);
+    await post('/me/passkeys/register', { credential, deviceName: deviceName.value.trim() || 'Passkey' });
+    showInfo(status, 'Passkey added. You can now log in with it.');
+    await load();
   });
   void load().catch((error) => showError(status, plainError(error)));
   return section(
@@ -375,50 +359,41 @@ function apiKeys(): HTMLElement {
     field('Expires after (days, optional)', expires, '1 to 365; leave empty for no expiry.'),
     submit,
   );
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    replace(status);
-    submit.disabled = true;
-    try {
-      const days = expires.value ? Number.parseInt(expires.value, 10) : undefined;
-      const data = await post<{ key: ApiKeyRecord; plaintext: string }>('/keys', {
-        name: name.value.trim(),
-        ...(days ? { expiresInDays: days } : {}),
-      });
-      form.reset();
-      const headingId = uid('h');
-      const panel = h(
-        'div',
-        { class: 'created', role: 'region', 'aria-labelledby': headingId, tabindex: -1 },
-        h('h3', { id: headingId }, `New key “${data.key.name}”`),
-        h('p', null, h('strong', null, 'Copy it now: it is shown only once and cannot be recovered.')),
-        h(
-          'p',
-          null,
-          h('code', { class: 'secret-key' }, data.plaintext),
-          ' ',
-          copyButton(data.plaintext, 'Copy key'),
-        ),
-        h(
-          'p',
-          { class: 'muted' },
-          'Send it as “Authorization: Bearer <key>”. Keys can move funds but cannot manage keys, passwords or 2FA.',
-        ),
-      );
-      const dismiss = h('button', { type: 'button', class: 'secondary small' }, 'I have saved it');
-      dismiss.addEventListener('click', () => {
-        replace(created);
-        name.focus();
-      });
-      panel.append(dismiss);
-      replace(created, panel);
-      panel.focus();
-      await load();
-    } catch (error) {
-      showError(status, plainError(error));
-    } finally {
-      submit.disabled = false;
-    }
+  onSubmit(form, submit, status, async () => {
+    const days = expires.value ? Number.parseInt(expires.value, 10) : undefined;
+    const data = await post<{ key: ApiKeyRecord; plaintext: string }>('/keys', {
+      name: name.value.trim(),
+      ...(days ? { expiresInDays: days } : {}),
+    });
+    form.reset();
+    const headingId = uid('h');
+    const panel = h(
+      'div',
+      { class: 'created', role: 'region', 'aria-labelledby': headingId, tabindex: -1 },
+      h('h3', { id: headingId }, `New key “${data.key.name}”`),
+      h('p', null, h('strong', null, 'Copy it now: it is shown only once and cannot be recovered.')),
+      h(
+        'p',
+        null,
+        h('code', { class: 'secret-key' }, data.plaintext),
+        ' ',
+        copyButton(data.plaintext, 'Copy key'),
+      ),
+      h(
+        'p',
+        { class: 'muted' },
+        'Send it as “Authorization: Bearer <key>”. Keys can move funds but cannot manage keys, passwords or 2FA.',
+      ),
+    );
+    const dismiss = h('button', { type: 'button', class: 'secondary small' }, 'I have saved it');
+    dismiss.addEventListener('click', () => {
+      replace(created);
+      name.focus();
+    });
+    panel.append(dismiss);
+    replace(created, panel);
+    panel.focus();
+    await load();
   });
   void load().catch((error) => showError(status, plainError(error)));
   return section('API keys', created, form, status, list);

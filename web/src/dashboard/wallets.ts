@@ -6,6 +6,7 @@ import {
   field,
   formatTime,
   h,
+  onSubmit,
   replace,
   saveFile,
   shortHex,
@@ -249,26 +250,17 @@ export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
       submit,
       status,
     );
-    form.addEventListener('submit', async (event) => {
-      event.preventDefault();
-      submit.disabled = true;
-      replace(status);
-      try {
-        const body: Record<string, string> = { type: external.checked ? 'EXTERNAL' : 'CUSTODIAL' };
-        if (label.value.trim()) body.label = label.value.trim();
-        if (external.checked) body.address = address.value.trim();
-        const { wallet } = await post<{ wallet: Wallet }>('/wallets', body);
-        await ctx.reloadWallets();
-        await loadGas().catch(() => {});
-        walletsChanged();
-        form.reset();
-        sync();
-        showInfo(status, `Wallet “${wallet.label}” created.`);
-      } catch (error) {
-        showError(status, plainError(error));
-      } finally {
-        submit.disabled = false;
-      }
+    onSubmit(form, submit, status, async () => {
+      const body: Record<string, string> = { type: external.checked ? 'EXTERNAL' : 'CUSTODIAL' };
+      if (label.value.trim()) body.label = label.value.trim();
+      if (external.checked) body.address = address.value.trim();
+      const { wallet } = await post<{ wallet: Wallet }>('/wallets', body);
+      await ctx.reloadWallets();
+      await loadGas().catch(() => {});
+      walletsChanged();
+      form.reset();
+      sync();
+      showInfo(status, `Wallet “${wallet.label}” created.`);
     });
     return form;
   }
