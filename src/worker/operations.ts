@@ -76,7 +76,7 @@ export async function fail(ctx: OperationContext, row: TransactionRow, code: str
   return failed;
 }
 
-async function walletOf(ctx: OperationContext, row: TransactionRow): Promise<WalletRow> {
+export async function walletOf(ctx: OperationContext, row: TransactionRow): Promise<WalletRow> {
   const wallet = await findWalletById(ctx.deps.database.db, row.walletId);
   if (!wallet) throw new PreflightError('wallet_missing', 'The wallet of this transaction no longer exists.');
   return wallet;

@@ -16,12 +16,12 @@ import {
   type OperationContext,
   registerFailureHook,
   registerRunner,
+  walletOf,
   withMetadata,
 } from '../../worker/operations.ts';
 import { PreflightError, settle, submitOnce } from '../../worker/submissions.ts';
 import { type TransactionRow, transition } from '../transactions/transactions.repository.ts';
 import { openWalletKey } from '../wallets/custody.ts';
-import { findWalletById } from '../wallets/wallets.repository.ts';
 import { findLetterById, type LetterRow, moveLetter, updateLetter } from './letters.repository.ts';
 
 async function letterOf(ctx: OperationContext, row: TransactionRow): Promise<LetterRow> {
@@ -37,8 +37,7 @@ async function letterOf(ctx: OperationContext, row: TransactionRow): Promise<Let
 async function runEscrow(ctx: OperationContext, row: TransactionRow): Promise<void> {
   const { db } = ctx.deps.database;
   const letter = await letterOf(ctx, row);
-  const wallet = await findWalletById(db, row.walletId);
-  if (!wallet) throw new PreflightError('wallet_missing', 'The sending wallet no longer exists.');
+  const wallet = await walletOf(ctx, row);
   const key = openWalletKey(ctx.deps.keyring, wallet);
   const amount = BigInt(row.amount);
   const gasTxHash = await ensureGas(ctx, row, wallet);
