@@ -61,3 +61,35 @@ describe('log redaction', () => {
     expect(original.code).toBe('123456');
   });
 });
+
+describe('request logging of the real app', () => {
+  it('logs requests by path through the serializers, without credentials or query strings', async () => {
+    const { Writable } = await import('node:stream');
+    const { buildApp } = await import('../app.ts');
+    const { createTestContext } = await import('../../test/harness.ts');
+    const ctx = await createTestContext();
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const app = await buildApp(ctx.deps, { logger: { ...(loggerOptions('info') as object), stream } });
+    try {
+      const response = await app.inject({
+        url: '/api/v1/me?code=ABCD-EFGH',
+        headers: { authorization: 'Bearer svc_sk_not-a-real-key', cookie: 'svc_session=abc' },
+      });
+      expect(response.statusCode).toBe(401);
+      const log = lines.join('');
+      expect(log).toContain('"path":"/api/v1/me"');
+      expect(log).toContain('"statusCode":401');
+      for (const secret of ['svc_sk_not-a-real-key', 'svc_session=abc', 'ABCD-EFGH'])
+        expect(log).not.toContain(secret);
+    } finally {
+      await app.close();
+      await ctx.close();
+    }
+  });
+});

@@ -36,11 +36,19 @@ export const REDACTED_KEYS: ReadonlySet<string> = new Set([
 const CENSOR = '[redacted]';
 const MAX_DEPTH = 8;
 
-/** A copy of `value` with every secret field censored. Errors pass through (their serializer keeps the stack). */
+function isPlainObject(value: object): boolean {
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * A copy of `value` with every secret field censored, through plain objects and arrays. Anything else (a request,
+ * a reply, an error) passes through whole to its pino serializer, which logs only safe fields.
+ */
 export function redactSecrets(value: unknown, depth = 0): unknown {
-  if (value === null || typeof value !== 'object' || value instanceof Error || depth > MAX_DEPTH)
-    return value;
+  if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return value;
   if (Array.isArray(value)) return value.map((item) => redactSecrets(item, depth + 1));
+  if (!isPlainObject(value)) return value;
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     out[key] = REDACTED_KEYS.has(key) ? CENSOR : redactSecrets(item, depth + 1);
