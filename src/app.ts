@@ -1,17 +1,19 @@
 import { randomUUID } from 'node:crypto';
+import ajvCompiler, { type BuildCompilerFromPool, type ValidatorFactory } from '@fastify/ajv-compiler';
 import fastifyCookie from '@fastify/cookie';
 import fastifySwagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import scalarReference from '@scalar/fastify-api-reference';
-import Fastify, { type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Deps } from './deps.ts';
 import { installAuth } from './http/auth.ts';
 import { ErrorEnvelope, ok } from './http/envelope.ts';
-import { installErrorHandling } from './http/errors.ts';
-import { installJsonParser } from './http/json.ts';
-import { loggerOptions } from './http/logger.ts';
+import { frameworkErrorOf, installErrorHandling, sendError, writeClientError } from './http/errors.ts';
+import { installInputChecks, installJsonParser } from './http/input.ts';
+import { configuredSecrets, createRedactor, loggerOptions } from './http/logger.ts';
 import { installMetrics } from './http/metrics.ts';
 import type { App } from './http/types.ts';
+import { AppError } from './lib/errors.ts';
 import { type LoginExtensions, registerAccountRoutes } from './modules/accounts/accounts.routes.ts';
 import { registerKeyRoutes } from './modules/keys/keys.routes.ts';
 import { registerLetterRoutes } from './modules/letters/letters.routes.ts';
@@ -31,19 +33,84 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
 }
 
+const AJV_OPTIONS = { allErrors: true, removeAdditional: false } as const;
+
+/**
+ * Bodies are JSON, whose types mean what they say: `"7"` is not an integer and `"true"` is not a boolean, so body
+ * schemas are checked without coercion. Query strings, path parameters and headers are text, parsed by their
+ * schema's type.
+ */
+// Fastify's own `ajv` options are not used: these are the only Ajv settings, and no plugins are added.
+const buildValidator = ((externalSchemas: Parameters<BuildCompilerFromPool>[0]) => {
+  const strict = ajvCompiler()(externalSchemas, { customOptions: { ...AJV_OPTIONS, coerceTypes: false } });
+  const parsing = ajvCompiler()(externalSchemas, { customOptions: { ...AJV_OPTIONS, coerceTypes: 'array' } });
+  // Fastify calls the compiler with the route's definition (`{schema, httpPart, …}`), though the types say schema.
+  return ((route: { httpPart?: string }) =>
+    (route.httpPart === 'body' ? strict : parsing)(route as never)) as never;
+}) as ValidatorFactory;
+
+/**
+ * `TRUST_PROXY` as Fastify takes it. A hop count becomes "trust the nearest N hops" (Fastify's own number form
+ * trusts none, since it cannot check the peer): deploy it only where clients cannot reach the service but through
+ * the proxies; a list of the proxies' addresses is checked against each hop.
+ */
+function trustProxyOf(
+  trusted: false | number | string[],
+): false | string[] | ((address: string, hop: number) => boolean) {
+  return typeof trusted === 'number' ? (_address, hop) => hop < trusted : trusted;
+}
+
+/** `Content-Security-Policy` of the API reference: its own script and styles, nothing framed, nothing remote. */
+const DOCS_CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self' 'unsafe-inline'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self' blob:",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "object-src 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/**
+ * Headers on every answer: `nosniff` everywhere; `Cache-Control: no-store` on every API answer that did not choose
+ * its own (keys, exported wallets, TOTP secrets, balances); HSTS when the public origin is https.
+ */
+function installSecurityHeaders(app: FastifyInstance, https: boolean): void {
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('x-content-type-options', 'nosniff');
+    if (https) reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
+    if (request.url.startsWith(API_PREFIX) && !reply.hasHeader('cache-control')) {
+      reply.header('cache-control', 'no-store');
+    }
+    return payload;
+  });
+}
+
 /** Every plugin and every module's routes, in one screen. */
 export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<App> {
+  const { config } = deps;
   const app = Fastify({
-    logger: options.logger ?? loggerOptions(deps.config.logLevel),
-    trustProxy: deps.config.trustProxy,
+    logger: options.logger ?? loggerOptions(config.logLevel, createRedactor(configuredSecrets(config))),
+    trustProxy: trustProxyOf(config.trustProxy),
     // Request ids only correlate log lines: a UUID is far cheaper than a cuid on every request.
     genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,
-    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false } },
+    // Long enough that an over-long id reaches its schema (and reads as not found), short of abuse.
+    maxParamLength: 512,
+    schemaController: { compilersFactory: { buildValidator } },
+    frameworkErrors: (_error, request, reply) =>
+      sendError(reply, frameworkErrorOf(request, `${API_PREFIX}/transfer/letter/`)),
+    clientErrorHandler: writeClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installJsonParser(app);
+  installInputChecks(app);
   installErrorHandling(app);
+  installSecurityHeaders(app, config.publicOrigin.startsWith('https://'));
   await app.register(fastifyCookie, { secret: deps.keyring.derive('cookie-signing').toString('hex') });
   await app.register(fastifySwagger, {
     openapi: {
@@ -96,31 +163,41 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
     { prefix: API_PREFIX },
   );
 
-  await app.register(scalarReference, {
-    routePrefix: '/docs',
-    configuration: { url: `${API_PREFIX}/openapi.json`, title: 'sealpay API reference' },
+  await app.register(async (docs) => {
+    docs.addHook('onSend', async (_request, reply, payload) => {
+      reply.header('content-security-policy', DOCS_CONTENT_SECURITY_POLICY);
+      reply.header('x-frame-options', 'DENY');
+      return payload;
+    });
+    await docs.register(scalarReference, {
+      routePrefix: '/docs',
+      configuration: { url: `${API_PREFIX}/openapi.json`, title: 'sealpay API reference' },
+    });
   });
 
   await registerRpcRoute(app, deps);
   await registerWebRoutes(app as unknown as App, deps);
 
   app.get('/healthz', { schema: { hide: true } }, async () => ok({ status: 'ok' }));
-  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
-    const checks: Record<string, { ok: boolean; detail?: string }> = {};
+  app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
+    const detail: Record<string, { ok: boolean; detail?: string }> = {};
     try {
       await deps.database.ping();
-      checks.database = { ok: true };
+      detail.database = { ok: true };
     } catch (error) {
-      checks.database = { ok: false, detail: (error as Error).message };
+      detail.database = { ok: false, detail: (error as Error).message };
     }
-    checks.chain = deps.network
+    detail.chain = deps.network
       ? await deps.network.ready().catch((e: Error) => ({ ok: false, detail: e.message }))
       : { ok: false, detail: 'not started' };
-    const ready = Object.values(checks).every((check) => check.ok);
+    // The public sees which dependency is down, never its raw message (hosts, settings); the log has it.
+    const checks = Object.fromEntries(
+      Object.entries(detail).map(([name, check]) => [name, { ok: check.ok }]),
+    );
+    const ready = Object.values(detail).every((check) => check.ok);
     if (!ready) {
-      return reply
-        .code(503)
-        .send({ ok: false, error: { code: 'service_unavailable', message: 'Not ready.', details: checks } });
+      request.log.warn({ checks: detail }, 'not ready');
+      return sendError(reply, new AppError('service_unavailable', 'Not ready.', { details: checks }));
     }
     return ok({ status: 'ready', checks });
   });

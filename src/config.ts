@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import type { NetworkName } from './adapters/chain/types.ts';
 
@@ -24,7 +25,11 @@ export interface Config {
   readonly publicOrigin: string;
   readonly masterKey: string | null;
   readonly sweepSecret: string | null;
-  readonly trustProxy: boolean;
+  /**
+   * Which proxies' `X-Forwarded-For` entries to believe (Fastify's `trustProxy`): `false`; a hop count (the client
+   * is the entry that many hops from the right); or the proxies' own addresses and CIDR ranges.
+   */
+  readonly trustProxy: false | number | string[];
   readonly signup: 'open' | 'closed';
   readonly zamaApiKey: string | null;
   readonly lobApiKey: string | null;
@@ -75,6 +80,33 @@ function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   throw new ConfigError(`${name} must be on or off, got "${raw}"`);
 }
 
+/**
+ * `TRUST_PROXY`: `off` (default); `on` = one proxy in front; a number of proxy hops; or a comma-separated list of
+ * the proxies' addresses / CIDR ranges. Never "trust every hop": the leftmost `X-Forwarded-For` entry is whatever
+ * the client wrote, and trusting it would let a client pick its own address for every per-IP limit.
+ */
+function trustedProxies(env: NodeJS.ProcessEnv): false | number | string[] {
+  const raw = text(env, 'TRUST_PROXY');
+  if (raw === null) return false;
+  const lower = raw.toLowerCase();
+  if (['0', 'false', 'no', 'off'].includes(lower)) return false;
+  if (['1', 'true', 'yes', 'on'].includes(lower)) return 1;
+  if (/^\d+$/.test(raw)) return integer(env, 'TRUST_PROXY', 1, 1, 32);
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address, prefix, ...extra] = entry.split('/');
+    const family = isIP(address ?? '');
+    const bits = family === 6 ? 128 : 32;
+    const prefixOk = prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= bits);
+    if (family === 0 || !prefixOk || extra.length > 0) {
+      throw new ConfigError(
+        `TRUST_PROXY must be off, on, a hop count, or proxy addresses/CIDR ranges, got "${entry}"`,
+      );
+    }
+  }
+  return entries;
+}
+
 function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[], fallback: T): T {
   const raw = text(env, name);
   if (raw === null) return fallback;
@@ -110,7 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicOrigin,
     masterKey: text(env, 'MASTER_KEY'),
     sweepSecret: text(env, 'SWEEP_SECRET'),
-    trustProxy: flag(env, 'TRUST_PROXY', false),
+    trustProxy: trustedProxies(env),
     signup: oneOf(env, 'SIGNUP', ['open', 'closed'] as const, 'open'),
     zamaApiKey: text(env, 'ZAMA_API_KEY'),
     lobApiKey: text(env, 'LOB_API_KEY'),

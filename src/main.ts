@@ -24,6 +24,19 @@ Settings come from the environment: see README.md.`;
 
 type Role = { api: boolean; worker: boolean };
 
+/**
+ * A promise rejected with nobody listening is a bug to fix, not a reason to stop serving every other request (and
+ * drop every lease the worker holds): it is logged as an error and the process goes on. close-with-grace stops
+ * the process on one; its listener is replaced here. An uncaught exception still stops it: the process state may
+ * be broken then.
+ */
+function keepRunningOnUnhandledRejection(log: { error: (object: object, message: string) => void }): void {
+  process.removeAllListeners('unhandledRejection');
+  process.on('unhandledRejection', (reason) => {
+    log.error({ err: reason }, 'unhandled promise rejection (a bug): logged, the service keeps running');
+  });
+}
+
 async function run(role: Role): Promise<void> {
   const config = loadConfig();
   const deps = await createDeps(config, { network: true });
@@ -40,6 +53,7 @@ async function run(role: Role): Promise<void> {
     await app.close();
     await closeDeps(deps);
   });
+  keepRunningOnUnhandledRejection(app.log);
   if (role.api) {
     await app.listen({ port: config.port, host: config.host });
     app.log.info(

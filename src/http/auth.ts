@@ -28,6 +28,12 @@ declare module 'fastify' {
     rate?: RateClass;
     /** Sandbox probes answer errors flat: `{ok: false, error: string}`. */
     flat?: boolean;
+    /** The body is any valid JSON, echoed and never stored: strings are not held to the text rules. */
+    anyJson?: boolean;
+    /** The code a malformed or unknown path id answers (`letter_not_found` on letter routes); `not_found` else. */
+    notFound?: 'not_found' | 'letter_not_found';
+    /** The whole body is optional: no body, an empty body and `{}` are the same request. */
+    optionalBody?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;

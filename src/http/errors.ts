@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../lib/errors.ts';
 
@@ -17,15 +19,33 @@ function issuePath(issue: ValidationIssue): string {
   return base;
 }
 
-function toAppError(error: FastifyError | AppError | Error): AppError {
+/** The SQLSTATE of a database error, wherever it sits in the cause chain (Drizzle wraps the driver's error). */
+function sqlStateOf(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function notFoundFor(request: FastifyRequest): AppError {
+  const code = request.routeOptions.config?.notFound ?? 'not_found';
+  return new AppError(code, code === 'letter_not_found' ? 'No such letter.' : 'Not found.');
+}
+
+function toAppError(error: FastifyError | AppError | Error, request: FastifyRequest): AppError {
   if (error instanceof AppError) return error;
   const fastifyError = error as FastifyError & { validation?: ValidationIssue[] };
   if (Array.isArray(fastifyError.validation)) {
+    const where = fastifyError.validationContext ?? 'body';
+    // A path id of the wrong shape names nothing the caller owns: it reads like another account's id.
+    if (where === 'params') return notFoundFor(request);
     const details = fastifyError.validation.map((issue) => ({
       path: issuePath(issue),
       message: issue.message ?? 'is invalid',
     }));
-    const where = fastifyError.validationContext ?? 'body';
     return new AppError('validation_error', `The request ${where} is invalid.`, { details });
   }
   switch (fastifyError.code) {
@@ -40,6 +60,12 @@ function toAppError(error: FastifyError | AppError | Error): AppError {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new AppError('invalid_json', 'The request body is not valid JSON.');
+  }
+  // The database refused a value as data (class 22: out of range, bad encoding, bad text representation): the
+  // request carried it, so it is the request's fault, never a 500. Input checks should have caught it first.
+  const sqlState = sqlStateOf(error);
+  if (sqlState?.startsWith('22')) {
+    return new AppError('invalid_request', 'The request contains a value the service cannot accept.');
   }
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
@@ -57,19 +83,62 @@ function toAppError(error: FastifyError | AppError | Error): AppError {
   );
 }
 
-export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
+function envelopeOf(error: AppError): {
+  ok: false;
+  error: { code: string; message: string; details?: unknown };
+} {
   const body: { code: string; message: string; details?: unknown } = {
     code: error.code,
     message: error.message,
   };
   if (error.details !== undefined) body.details = error.details;
-  return reply.code(error.status).type('application/json; charset=utf-8').send({ ok: false, error: body });
+  return { ok: false, error: body };
+}
+
+export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
+  return reply.code(error.status).type('application/json; charset=utf-8').send(envelopeOf(error));
+}
+
+/**
+ * A path the router cannot even decode (`%ff`) or a parameter past the router's length limit: no route is matched
+ * yet, so the path itself says whether it would have named a letter.
+ */
+export function frameworkErrorOf(request: FastifyRequest, letterPrefix: string): AppError {
+  const path = request.raw.url?.split('?')[0] ?? '';
+  return path.startsWith(letterPrefix)
+    ? new AppError('letter_not_found', 'No such letter.')
+    : new AppError('not_found', 'Not found.');
+}
+
+/**
+ * What Node's HTTP parser refuses before Fastify sees a request (malformed HTTP, oversized headers, a client too
+ * slow to send its request): the envelope written straight to the socket, as the last layer that can answer.
+ */
+export function writeClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const appError =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new AppError('request_headers_too_large', 'The request headers are too large.')
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new AppError('request_timeout', 'The request was not received in time.')
+        : new AppError('invalid_request', 'The request is not valid HTTP.');
+  if (socket.writable) {
+    const body = JSON.stringify(envelopeOf(appError));
+    socket.write(
+      `HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status]}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        'Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n' +
+        body,
+    );
+  }
+  socket.destroy(error);
 }
 
 /** The one place errors become responses: the envelope, a stable code, and never an internal message. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const appError = toAppError(error);
+    const appError = toAppError(error, request);
     if (appError.status >= 500 && appError.code === 'internal_error') {
       request.log.error({ err: error }, 'unhandled error');
     } else if (appError.status >= 500) {

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { loggerOptions, redactSecrets } from './logger.ts';
+import { configuredSecrets, createRedactor, loggerOptions } from './logger.ts';
 
 function capture() {
   const lines: string[] = [];
@@ -53,12 +53,76 @@ describe('log redaction', () => {
     expect(line).toContain('[redacted]');
   });
 
-  it('keeps errors whole for their serializer, and does not change the object it was given', () => {
-    const error = new Error('boom');
-    expect((redactSecrets({ err: error }) as { err: unknown }).err).toBe(error);
-    const original = { code: '123456' };
-    redactSecrets(original);
-    expect(original.code).toBe('123456');
+  it('keeps error codes readable and does not change the object it was given', () => {
+    const { logger, lines } = capture();
+    const original = { code: 'insufficient_balance', error: { code: 'not_found' } };
+    logger.warn(original, 'refused');
+    expect(lines.join('')).toContain('"code":"insufficient_balance"');
+    expect(lines.join('')).toContain('"code":"not_found"');
+    expect(original.code).toBe('insufficient_balance');
+  });
+
+  it('censors secrets by their shape inside any string, whatever the field is called', () => {
+    const redactor = createRedactor();
+    const secrets = [
+      'svc_sk_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-AbCdEfG',
+      '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo',
+      'v1.0123456789ab.aXZpdml2aXY.Y2lwaGVydGV4dA',
+      '7K3M-9QWE-RTY4-ZXCV-B6NM-ASDF-GH2J',
+      '7K3M9QWERTY4ZXCVB6NMASDFGH2J',
+      'otpauth://totp/sealpay:me?secret=JBSWY3DPEHPK3PXP',
+    ];
+    const logged = JSON.stringify(
+      redactor.object({ note: `first ${secrets[0]} then ${secrets[1]}`, list: secrets.slice(2) }),
+    );
+    for (const secret of secrets) expect(logged).not.toContain(secret);
+    expect(logged).toContain('first [redacted] then [redacted]');
+  });
+
+  it('censors configured secret values (provider keys, the RPC URL, the database password)', () => {
+    const redactor = createRedactor(
+      configuredSecrets({
+        masterKey: 'a'.repeat(64),
+        sweepSecret: null,
+        zamaApiKey: 'zama-key-0123456789',
+        lobApiKey: null,
+        operatorPrivateKey: null,
+        rpcUrl: 'https://rpc.example/v3/project-key-123456',
+        databaseUrl: 'postgres://app:db-pass-987654@db/sealpay',
+      }),
+    );
+    const logged = redactor.text(
+      'fetch https://rpc.example/v3/project-key-123456 failed; zama-key-0123456789; password db-pass-987654',
+    );
+    expect(logged).not.toMatch(/project-key|zama-key|db-pass/);
+  });
+
+  it('logs a failed query without its parameter values, through the cause chain', async () => {
+    const { logger, lines } = capture();
+    const { DrizzleQueryError } = await import('drizzle-orm/errors');
+    const driverError = Object.assign(
+      new Error('duplicate key value violates unique constraint "users_email"'),
+      {
+        code: '23505',
+        constraint: 'users_email',
+        detail: 'Key (email)=(alice@example.com) already exists.',
+      },
+    );
+    const hash = '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo';
+    const error = new DrizzleQueryError(
+      'insert into users (email, password_hash, memo) values ($1, $2, $3)',
+      ['alice@example.com', hash, 'a memo in clear'],
+      driverError,
+    );
+    logger.error({ err: new Error('request failed', { cause: error }) }, 'unhandled error');
+    logger.error(error);
+    const log = lines.join('');
+    expect(log).toContain('insert into users');
+    expect(log).toContain('"code":"23505"');
+    expect(log).toContain('users_email');
+    for (const value of ['alice@example.com', hash, 'a memo in clear', 'c2FsdHNhbHQ']) {
+      expect(log).not.toContain(value);
+    }
   });
 });
 

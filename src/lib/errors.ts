@@ -52,6 +52,8 @@ const STATUS_BY_CODE = {
   letter_already_mailed: 409,
   email_taken: 409,
   idempotency_conflict: 409,
+  // 408
+  request_timeout: 408,
   // 410
   letter_expired: 410,
   // 413, 415
@@ -59,8 +61,9 @@ const STATUS_BY_CODE = {
   unsupported_media_type: 415,
   // 422
   postage_unavailable: 422,
-  // 429
+  // 429, 431
   rate_limited: 429,
+  request_headers_too_large: 431,
   // 500
   internal_error: 500,
   // 502

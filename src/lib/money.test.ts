@@ -23,6 +23,14 @@ describe('money', () => {
     null,
     undefined,
     '18446744073709.551616',
+    // Surrounding whitespace of any kind is not part of an amount.
+    ' 5',
+    '5 ',
+    '\t5',
+    '5\n',
+    '\u00a05',
+    '\ufeff5',
+    '5\u00a0',
   ])('rejects %j with invalid_amount', (value) => {
     expect(() => parseAmount(value)).toThrow(AppError);
     try {

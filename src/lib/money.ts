@@ -21,7 +21,7 @@ export function parseAmount(
   if (typeof value !== 'string') {
     throw new AppError('invalid_amount', 'amount must be a decimal string, for example "12.50".');
   }
-  const match = DECIMAL.exec(value.trim());
+  const match = DECIMAL.exec(value);
   if (!match) throw new AppError('invalid_amount', 'amount must be a decimal string, for example "12.50".');
   const whole = match[1] ?? '0';
   const fraction = match[2] ?? '';

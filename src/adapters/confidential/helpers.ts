@@ -25,15 +25,20 @@ import type { EncryptedAmount, Network } from '../chain/types.ts';
 type NetworkReads = Pick<Network, 'publicClient' | 'contracts'>;
 
 // ---------------------------------------------------------------------------------------------------------------
-// Balances
+// Balances. Async functions on purpose: a missing setting throws from a getter (`network.contracts.stablecoin`),
+// and inside an async function that is a rejection, never a synchronous throw that leaves a sibling promise of a
+// `Promise.all` rejected and unhandled (which once took the process down).
 
 /** Gas currency balance (wei, 18 decimals). */
-export function getGasBalance(network: Pick<Network, 'publicClient'>, address: Address): Promise<bigint> {
+export async function getGasBalance(
+  network: Pick<Network, 'publicClient'>,
+  address: Address,
+): Promise<bigint> {
   return network.publicClient.getBalance({ address });
 }
 
 /** Public stablecoin balance (base units, 6 decimals). */
-export function getStablecoinBalance(network: NetworkReads, address: Address): Promise<bigint> {
+export async function getStablecoinBalance(network: NetworkReads, address: Address): Promise<bigint> {
   return network.publicClient.readContract({
     address: network.contracts.stablecoin,
     abi: stablecoinAbi,
@@ -43,7 +48,7 @@ export function getStablecoinBalance(network: NetworkReads, address: Address): P
 }
 
 /** The handle of an address's confidential balance (the zero handle when it never held cSTABLE). */
-export function getConfidentialBalanceHandle(network: NetworkReads, address: Address): Promise<Hex> {
+export async function getConfidentialBalanceHandle(network: NetworkReads, address: Address): Promise<Hex> {
   return network.publicClient.readContract({
     address: network.contracts.confidentialToken,
     abi: confidentialTokenAbi,

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { LETTER_STATUSES } from '../../db/schema/letters.ts';
 import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
-import { IdParam, ok, responses } from '../../http/envelope.ts';
+import { IdParam, ok, PageOf, PageQueryFields, responses } from '../../http/envelope.ts';
 import { consume } from '../../http/rate-limit.ts';
 import type { App } from '../../http/types.ts';
 import { AppError } from '../../lib/errors.ts';
@@ -155,18 +155,10 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
         tags: ['Letters'],
         summary: "The caller's sent letters, newest first",
         querystring: Type.Object({
-          page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
-          pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+          ...PageQueryFields,
           status: Type.Optional(Type.Union(LETTER_STATUSES.map((value) => Type.Literal(value)))),
         }),
-        response: responses({
-          200: Type.Object({
-            items: Type.Array(Letter),
-            page: Type.Integer(),
-            pageSize: Type.Integer(),
-            total: Type.Integer(),
-          }),
-        }),
+        response: responses({ 200: PageOf(Letter) }),
       },
     },
     async (request) => {
@@ -268,7 +260,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
   app.get(
     '/transfer/letter/:id',
     {
-      config: { auth: 'either' },
+      config: { auth: 'either', notFound: 'letter_not_found' },
       schema: {
         tags: ['Letters'],
         summary: 'One letter',
@@ -287,7 +279,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
   app.get(
     '/transfer/letter/:id/pdf',
     {
-      config: { auth: 'either' },
+      config: { auth: 'either', notFound: 'letter_not_found' },
       schema: {
         tags: ['Letters'],
         summary:
@@ -311,7 +303,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
   app.post(
     '/transfer/letter/:id/mail',
     {
-      config: { auth: 'either' },
+      config: { auth: 'either', notFound: 'letter_not_found', optionalBody: true },
       schema: {
         tags: ['Letters'],
         summary: 'Print and mail an escrowed letter',
@@ -321,22 +313,20 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
           'tracking number; `courier` is not offered. Default `standard`. With a provider test key (and on the ' +
           'local print sandbox) letters are validated and priced but never printed: `mail.testMode` is true.',
         params: IdParam,
-        body: Type.Optional(
-          Type.Object({
-            deliveryMethod: Type.Optional(
-              Type.Union([Type.Literal('standard'), Type.Literal('tracked'), Type.Literal('courier')], {
-                default: 'standard',
-              }),
-            ),
-            provider: Type.Optional(Type.Literal('printer')),
-          }),
-        ),
+        body: Type.Object({
+          deliveryMethod: Type.Optional(
+            Type.Union([Type.Literal('standard'), Type.Literal('tracked'), Type.Literal('courier')], {
+              default: 'standard',
+            }),
+          ),
+          provider: Type.Optional(Type.Literal('printer')),
+        }),
         response: responses({ 200: LetterData }),
       },
     },
     async (request) => {
       const { user } = principalOf(request);
-      const method = request.body?.deliveryMethod ?? 'standard';
+      const method = request.body.deliveryMethod ?? 'standard';
       if (method === 'courier') {
         throw new AppError(
           'delivery_method_unavailable',
@@ -352,20 +342,20 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
   app.post(
     '/transfer/letter/:id/void',
     {
-      config: { auth: 'either' },
+      config: { auth: 'either', notFound: 'letter_not_found', optionalBody: true },
       schema: {
         tags: ['Letters'],
         summary: 'Void a letter and refund its escrow to the sending wallet',
         description: 'A MAILED letter needs `acknowledgeMailed: true`: the paper letter stops working.',
         params: IdParam,
-        body: Type.Optional(Type.Object({ acknowledgeMailed: Type.Optional(Type.Boolean()) })),
+        body: Type.Object({ acknowledgeMailed: Type.Optional(Type.Boolean()) }),
         response: responses({ 200: LetterData }),
       },
     },
     async (request) => {
       const { user } = principalOf(request);
       const letter = await ownLetter(deps, user.id, request.params.id);
-      const voided = await voidLetter(deps, letter, request.body?.acknowledgeMailed === true);
+      const voided = await voidLetter(deps, letter, request.body.acknowledgeMailed === true);
       if (letter.status === 'MAILED') await cancelMailing(deps, voided, request.log);
       return ok({ letter: await presentLetter(deps, voided, { userId: user.id }) });
     },

@@ -723,6 +723,41 @@ describe('mail', () => {
     ).toMatchObject({ status: 409, code: 'letter_not_claimable' });
   });
 
+  it('mail and void take no body at all, an empty JSON body, or {} alike', async () => {
+    const bodies: Array<{ payload?: string; headers: Record<string, string> }> = [
+      { headers: {} },
+      { payload: '', headers: { 'content-type': 'application/json' } },
+      { payload: '{}', headers: { 'content-type': 'application/json' } },
+    ];
+    for (const body of bodies) {
+      const letter = await createLetter({ recipient: US_RECIPIENT, claimOrigin: 'https://pay.example.com' });
+      const send = (action: string) =>
+        ctx.app.inject({
+          method: 'POST',
+          url: `/api/v1/transfer/letter/${letter.id}/${action}`,
+          headers: { ...sender.headers, ...body.headers },
+          ...(body.payload === undefined ? {} : { payload: body.payload }),
+        });
+      const mailed = await send('mail');
+      expect(mailed.statusCode, mailed.body).toBe(200);
+      expect(mailed.json().data.letter.mail.deliveryMethod).toBe('standard');
+      // Without the acknowledgement a mailed letter is not voided: the body's absence is not a yes.
+      expect(errorOf(await send('void'))).toMatchObject({ code: 'void_requires_acknowledgement' });
+    }
+  });
+
+  it('takes only a JSON boolean as the acknowledgement: "true" and 1 are not true', async () => {
+    const letter = await createLetter({ recipient: US_RECIPIENT, claimOrigin: 'https://pay.example.com' });
+    await post(sender, `/transfer/letter/${letter.id}/mail`);
+    for (const acknowledgeMailed of ['true', 1, 'yes']) {
+      const refused = errorOf(
+        await post(sender, `/transfer/letter/${letter.id}/void`, { acknowledgeMailed }),
+      );
+      expect(refused).toMatchObject({ status: 400, code: 'validation_error' });
+    }
+    expect((await get(sender, `/transfer/letter/${letter.id}`)).json().data.letter.status).toBe('MAILED');
+  });
+
   it('answers 503 mail_provider_not_configured where no provider is set up', async () => {
     const letter = await createLetter({ recipient: US_RECIPIENT, claimOrigin: 'https://pay.example.com' });
     const provider = ctx.deps.mail;

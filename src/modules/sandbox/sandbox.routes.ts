@@ -41,7 +41,7 @@ export function registerSandboxRoutes(app: App, deps: Deps): void {
   app.post(
     '/sandbox',
     {
-      config: { auth: 'none', rate: 'none', flat: true },
+      config: { auth: 'none', rate: 'none', flat: true, anyJson: true },
       schema: {
         tags: ['Sandbox'],
         summary: 'JSON echo (flat, no envelope)',

@@ -4,7 +4,7 @@ import { type Address, getAddress, isAddress, zeroAddress } from 'viem';
 import { TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../../db/schema/transactions.ts';
 import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
-import { IdParam, ok, responses } from '../../http/envelope.ts';
+import { IdParam, ok, PageOf, PageQueryFields, responses } from '../../http/envelope.ts';
 import type { App } from '../../http/types.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseAmount } from '../../lib/money.ts';
@@ -212,20 +212,12 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
         tags: ['Transactions'],
         summary: 'List transactions, newest first',
         querystring: Type.Object({
-          page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
-          pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+          ...PageQueryFields,
           walletId: Type.Optional(WalletId),
           type: Type.Optional(Type.Union(TRANSACTION_TYPES.map((value) => Type.Literal(value)))),
           status: Type.Optional(Type.Union(TRANSACTION_STATUSES.map((value) => Type.Literal(value)))),
         }),
-        response: responses({
-          200: Type.Object({
-            items: Type.Array(Transaction),
-            page: Type.Integer(),
-            pageSize: Type.Integer(),
-            total: Type.Integer(),
-          }),
-        }),
+        response: responses({ 200: PageOf(Transaction) }),
       },
     },
     async (request) => {
