@@ -171,7 +171,12 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
     });
     await docs.register(scalarReference, {
       routePrefix: '/docs',
-      configuration: { url: `${API_PREFIX}/openapi.json`, title: 'sealpay API reference' },
+      // No fonts from Scalar's CDN: the page's CSP allows nothing remote.
+      configuration: {
+        url: `${API_PREFIX}/openapi.json`,
+        title: 'sealpay API reference',
+        withDefaultFonts: false,
+      },
     });
   });
 
