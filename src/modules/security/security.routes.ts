@@ -191,13 +191,14 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
         tags: ['Accounts'],
         summary: 'Passkey login options',
         description:
-          'WebAuthn request options; the challenge travels in a signed cookie (5 minutes, single use). With ' +
-          '`email`, the options name that account’s passkeys.',
+          'WebAuthn request options; the challenge travels in a signed cookie (5 minutes, single use). ' +
+          '`allowCredentials` is always empty (discoverable credentials): the answer is the same whether or not ' +
+          '`email` has an account or passkeys, so it reveals neither; `email` is accepted and not used.',
         body: PasskeyLoginOptionsBody,
         response: responses({ 200: OptionsData }),
       },
     },
-    async (request, reply) => ok({ options: await authenticationOptions(deps, reply, request.body.email) }),
+    async (_request, reply) => ok({ options: await authenticationOptions(deps, reply) }),
   );
 
   app.post(
