@@ -24,6 +24,8 @@ export interface Config {
   readonly publicOrigin: string;
   readonly masterKey: string | null;
   readonly sweepSecret: string | null;
+  /** Bearer token of `/metrics`: required when set, and in production (unset there, `/metrics` answers 503). */
+  readonly metricsToken: string | null;
   readonly trustProxy: boolean;
   readonly signup: 'open' | 'closed';
   readonly zamaApiKey: string | null;
@@ -111,6 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicOrigin,
     masterKey: text(env, 'MASTER_KEY'),
     sweepSecret: text(env, 'SWEEP_SECRET'),
+    metricsToken: text(env, 'METRICS_TOKEN'),
     trustProxy: flag(env, 'TRUST_PROXY', false),
     signup: oneOf(env, 'SIGNUP', ['open', 'closed'] as const, 'open'),
     zamaApiKey: text(env, 'ZAMA_API_KEY'),
