@@ -398,6 +398,12 @@ export async function claimLetter(
   return awaitClaim(deps, claimed, logger);
 }
 
+/** The provider's errors the mail route may answer as they are; anything else becomes a retryable 500. */
+const MAIL_ROUTE_CODES: ReadonlySet<string> = new Set([
+  'postage_unavailable',
+  'mail_provider_not_configured',
+]);
+
 /** Mailed letters refresh their provider status at most this often (the interface's polling guidance). */
 const MAIL_REFRESH_MS = 15 * 60_000;
 
@@ -420,7 +426,12 @@ function toMailBlock(result: MailResult, now: Date): MailRecord {
 /**
  * Prints and mails an escrowed letter. The provider call is idempotent per letter and method, so a retry after a
  * timeout adopts the mailing the provider already accepted; a failure leaves the letter ESCROWED with the attempt
- * recorded.
+ * recorded and the provider's reason in the letter's `error`, which the next successful mailing clears.
+ *
+ * The interface allows this route `postage_unavailable` (the provider refused the letter),
+ * `mail_provider_not_configured` (503), 401, 403, 404, 429 and 500, and no 502. A provider that cannot be reached
+ * or fails on its side is therefore `500 internal_error`, whose contract ("safe to retry with backoff") is exactly
+ * the case: nothing was mailed that a retry would mail again. A 503 would claim a configuration problem.
  */
 export async function mailLetter(
   deps: Deps,
@@ -457,23 +468,29 @@ export async function mailLetter(
     });
   } catch (error) {
     const code = error instanceof AppError ? error.code : 'upstream_error';
-    const message = error instanceof Error ? error.message : String(error);
-    await updateLetter(db, letter.id, {
-      mailAttempts: [
-        ...letter.mailAttempts,
-        { at: deps.clock.now().toISOString(), error: `${code}: ${message}` },
-      ],
+    const reason = error instanceof Error ? error.message : String(error);
+    const mailAttempts = [
+      ...letter.mailAttempts,
+      { at: deps.clock.now().toISOString(), error: `${code}: ${reason}` },
+    ];
+    // The reason is shown on the letter only while it is still ESCROWED (a void meanwhile has its own story).
+    const recorded = await moveLetter(db, letter.id, ['ESCROWED'], {
+      mailAttempts,
+      error: `Mailing failed (${code}): ${reason}`,
     });
-    if (error instanceof AppError) throw error;
+    if (!recorded) await updateLetter(db, letter.id, { mailAttempts });
+    if (error instanceof AppError && MAIL_ROUTE_CODES.has(error.code)) throw error;
     throw new AppError(
-      'upstream_error',
-      'The print provider could not be reached; the letter was not mailed. Retry later.',
-      { cause: error },
+      'internal_error',
+      'The print provider could not be reached or failed; the letter was not mailed and stays ESCROWED. It is ' +
+        'safe to retry with backoff: a mailing the provider did accept is adopted, never printed twice.',
+      { details: { letterId: letter.id, retryable: true }, cause: error },
     );
   }
   const moved = await moveLetter(db, letter.id, ['ESCROWED'], {
     status: 'MAILED',
     mail: toMailBlock(result, deps.clock.now()),
+    error: null,
   });
   if (moved) return moved;
   const current = (await findLetterById(db, letter.id)) as LetterRow;

@@ -11,6 +11,8 @@ import {
 } from '../../../test/harness.ts';
 import { sendTransactionOrThrow } from '../../adapters/chain/tx.ts';
 import { encodeLetterRefund } from '../../adapters/confidential/helpers.ts';
+import type { MailResult, PrintProvider } from '../../adapters/mail/index.ts';
+import { AppError } from '../../lib/errors.ts';
 import { findLetterById } from './letters.repository.ts';
 
 let ctx: TestContext;
@@ -697,9 +699,62 @@ describe('mail', () => {
     expect((await get(sender, `/transfer/letter/${letter.id}`)).json().data.letter).toMatchObject({
       status: 'ESCROWED',
       mail: null,
+      error: 'Mailing failed (postage_unavailable): A US address needs a valid ZIP code.',
     });
     const row = await findLetterById(ctx.deps.database.db, letter.id);
     expect(row?.mailAttempts).toHaveLength(1);
+  });
+
+  it('a provider out of reach is a retryable 500 recorded on the letter; the retry adopts the mailing, once', async () => {
+    const letter = await createLetter({ recipient: US_RECIPIENT, claimOrigin: 'https://pay.example.com' });
+    const provider = ctx.deps.mail as PrintProvider;
+    const unreachable = () =>
+      new AppError(
+        'upstream_error',
+        'The print provider could not be reached; the same request may be retried.',
+      );
+    let accepted: MailResult | undefined;
+    const outages: PrintProvider[] = [
+      // The request never reaches the provider.
+      {
+        ...provider,
+        send: async () => {
+          throw unreachable();
+        },
+      },
+      // The provider accepts the letter and the answer is lost.
+      {
+        ...provider,
+        send: async (request) => {
+          accepted = await provider.send(request);
+          throw unreachable();
+        },
+      },
+    ];
+    try {
+      for (const outage of outages) {
+        Object.assign(ctx.deps, { mail: outage });
+        const failed = await post(sender, `/transfer/letter/${letter.id}/mail`, {});
+        expect(errorOf(failed)).toMatchObject({
+          status: 500,
+          code: 'internal_error',
+          details: { letterId: letter.id, retryable: true },
+        });
+        expect((await get(sender, `/transfer/letter/${letter.id}`)).json().data.letter).toMatchObject({
+          status: 'ESCROWED',
+          mail: null,
+          error:
+            'Mailing failed (upstream_error): The print provider could not be reached; the same request may be retried.',
+        });
+      }
+    } finally {
+      Object.assign(ctx.deps, { mail: provider });
+    }
+    const retried = await post(sender, `/transfer/letter/${letter.id}/mail`, {});
+    expect(retried.statusCode, retried.body).toBe(200);
+    expect(retried.json().data.letter).toMatchObject({ status: 'MAILED', error: null });
+    expect(retried.json().data.letter.mail.providerId).toBe(accepted?.providerId);
+    expect((await findLetterById(ctx.deps.database.db, letter.id))?.mailAttempts).toHaveLength(2);
   });
 
   it('voids a mailed letter only with acknowledgeMailed: true; the paper code then stops working', async () => {
