@@ -671,19 +671,46 @@ export async function sweepLetters(
   return { expired, refunded, reconciled };
 }
 
-/** The sweep on a timer inside the service (every worker process runs it; the guarded updates make that safe). */
-export function startLetterSweeper(deps: Deps, logger: Logger, intervalMs = 60_000): () => Promise<void> {
-  let running: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    running = sweepLetters(deps)
-      .then((counts) => {
-        if (counts.expired + counts.refunded + counts.reconciled > 0) logger.info(counts, 'letter sweep');
-      })
-      .catch((error: unknown) => logger.error({ err: error }, 'letter sweep failed'));
-  }, intervalMs);
-  timer.unref();
+export type SweepCounts = Awaited<ReturnType<typeof sweepLetters>>;
+
+export interface LetterSweeperOptions {
+  /** The pause between the end of one run and the start of the next. */
+  intervalMs?: number;
+  /** The work of one run (tests pass a slow or failing one). */
+  sweep?: (deps: Deps) => Promise<SweepCounts>;
+}
+
+/**
+ * The sweep on a timer inside the service (every worker process runs it; the guarded updates make that safe).
+ * The next run is scheduled only when the previous one has finished, so a run slower than the interval never
+ * overlaps the next one; a failed run is logged and the timer goes on. Stopping waits for the run in progress.
+ */
+export function startLetterSweeper(
+  deps: Deps,
+  logger: Logger,
+  options: LetterSweeperOptions = {},
+): () => Promise<void> {
+  const { intervalMs = 60_000, sweep = sweepLetters } = options;
+  let stopped = false;
+  let running: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout;
+  const schedule = () => {
+    timer = setTimeout(() => {
+      running = sweep(deps)
+        .then((counts) => {
+          if (counts.expired + counts.refunded + counts.reconciled > 0) logger.info(counts, 'letter sweep');
+        })
+        .catch((error: unknown) => logger.error({ err: error }, 'letter sweep failed'))
+        .finally(() => {
+          if (!stopped) schedule();
+        });
+    }, intervalMs);
+    timer.unref();
+  };
+  schedule();
   return async () => {
-    clearInterval(timer);
+    stopped = true;
+    clearTimeout(timer);
     await running;
   };
 }

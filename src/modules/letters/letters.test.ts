@@ -14,6 +14,7 @@ import { encodeLetterRefund } from '../../adapters/confidential/helpers.ts';
 import type { MailResult, PrintProvider } from '../../adapters/mail/index.ts';
 import { AppError } from '../../lib/errors.ts';
 import { findLetterById } from './letters.repository.ts';
+import { startLetterSweeper } from './letters.service.ts';
 
 let ctx: TestContext;
 let sender: Caller;
@@ -593,6 +594,35 @@ describe('sweep configuration', () => {
     } finally {
       await bare.close();
     }
+  });
+});
+
+describe('sweep timer', () => {
+  it('never overlaps itself: a run slower than the interval delays the next; a failed run does not stop it', async () => {
+    let active = 0;
+    let mostAtOnce = 0;
+    let runs = 0;
+    const failures: unknown[] = [];
+    const slowSweep = async () => {
+      runs += 1;
+      active += 1;
+      mostAtOnce = Math.max(mostAtOnce, active);
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      active -= 1;
+      if (runs === 1) throw new Error('the first sweep fails');
+      return { expired: 0, refunded: 0, reconciled: 0 };
+    };
+    const logger = { info: () => {}, warn: () => {}, error: (entry: unknown) => failures.push(entry) };
+    const stop = startLetterSweeper(ctx.deps, logger, { intervalMs: 5, sweep: slowSweep });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await stop();
+    expect(active).toBe(0);
+    expect(mostAtOnce).toBe(1);
+    expect(runs).toBeGreaterThanOrEqual(3);
+    expect(failures).toHaveLength(1);
+    const stoppedAt = runs;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(runs).toBe(stoppedAt);
   });
 });
 
