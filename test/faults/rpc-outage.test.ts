@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Network } from '../../src/adapters/chain/types.ts';
 import { chainSubmissions } from '../../src/db/schema/index.ts';
 import type { Deps } from '../../src/deps.ts';
+import { driveInline } from '../../src/modules/letters/letters.service.ts';
 import {
   findTransactionById,
   type TransactionRow,
@@ -114,6 +115,19 @@ describe('transient faults within the retry horizon', () => {
     await processRow(workerDeps, stale, quiet);
     expect(await rowOf(id)).toMatchObject({ status: 'QUEUED', leaseOwner: 'new-owner', attempts: 0 });
     outage.failing = () => false;
+  });
+});
+
+describe('a request driving its own leg inline', () => {
+  it('waits out the backoff between attempts instead of retrying a failing RPC as fast as it answers', async () => {
+    const id = await queuedFund();
+    outage.failing = () => true;
+    const row = await driveInline(workerDeps, id, quiet, 3000);
+    outage.failing = () => false;
+    expect(row.status).toBe('QUEUED');
+    // Backoffs of 0.25-0.5 s, 0.5-1 s, 1-2 s, 2-4 s: at most four attempts fit in three seconds.
+    expect(row.attempts).toBeGreaterThanOrEqual(2);
+    expect(row.attempts).toBeLessThanOrEqual(4);
   });
 });
 

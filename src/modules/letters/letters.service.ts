@@ -64,7 +64,9 @@ export async function driveInline(
     const current = await findTransactionById(deps.database.db, transactionId);
     if (!current) throw new Error(`transaction ${transactionId} vanished`);
     if (TERMINAL.has(current.status) || Date.now() >= deadline) return current;
-    if (!running) {
+    // A leg backing off from a transient fault waits for its next attempt here too, rather than hammering an
+    // RPC or relayer that is down for the whole budget.
+    if (!running && current.nextAttemptAt <= deps.clock.now()) {
       const leased = await claimRow(deps, transactionId, owner);
       if (leased) {
         running = processRow(deps, leased, logger).finally(() => {
@@ -195,7 +197,10 @@ export async function createLetter(
   }
   throw new AppError(
     'escrow_unsettled',
-    'The escrow was sent; its bookkeeping is still pending. Follow the letter with GET /transfer/letter/{id}.',
+    escrow.txHash
+      ? 'The escrow was sent; its bookkeeping is still pending. Follow the letter with GET /transfer/letter/{id}.'
+      : 'The escrow is not sent yet (the network is slow to answer); it is retried and the letter follows. ' +
+          'Follow it with GET /transfer/letter/{id}.',
     {
       details: { letterId, txHash: escrow.txHash },
     },
