@@ -139,7 +139,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
     },
   });
   app.addSchema(ErrorEnvelope);
-  const metrics = installMetrics(app);
+  const metrics = installMetrics(app, deps.config);
 
   const loginExtensions: LoginExtensions = { secondFactor: (user) => totpSecondFactor(deps, user) };
   await app.register(

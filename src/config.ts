@@ -25,6 +25,8 @@ export interface Config {
   readonly publicOrigin: string;
   readonly masterKey: string | null;
   readonly sweepSecret: string | null;
+  /** Bearer token of `/metrics`: required when set, and in production (unset there, `/metrics` answers 503). */
+  readonly metricsToken: string | null;
   /**
    * Which proxies' `X-Forwarded-For` entries to believe (Fastify's `trustProxy`): `false`; a hop count (the client
    * is the entry that many hops from the right); or the proxies' own addresses and CIDR ranges.
@@ -50,7 +52,8 @@ export interface Config {
   readonly rateLimits: RateLimitSettings;
   /** Faucet: default amount and rolling 24 h cap per account, in public-stablecoin units (decimal strings). */
   readonly faucet: { defaultAmount: string; capPer24h: string; gasTopUp: string };
-  readonly worker: { enabled: boolean; pollMs: number; concurrency: number };
+  /** `transientRetryHours`: how long after its creation a row that moved nothing keeps retrying transient faults. */
+  readonly worker: { enabled: boolean; pollMs: number; concurrency: number; transientRetryHours: number };
   readonly version: string;
 }
 
@@ -142,6 +145,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicOrigin,
     masterKey: text(env, 'MASTER_KEY'),
     sweepSecret: text(env, 'SWEEP_SECRET'),
+    metricsToken: text(env, 'METRICS_TOKEN'),
     trustProxy: trustedProxies(env),
     signup: oneOf(env, 'SIGNUP', ['open', 'closed'] as const, 'open'),
     zamaApiKey: text(env, 'ZAMA_API_KEY'),
@@ -186,6 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       enabled: flag(env, 'WORKER', true),
       pollMs: integer(env, 'WORKER_POLL_MS', 100, 10),
       concurrency: integer(env, 'WORKER_CONCURRENCY', 8, 1, 256),
+      transientRetryHours: integer(env, 'TRANSIENT_RETRY_HOURS', 24, 1, 24 * 365),
     },
     version: packageVersion(),
   };

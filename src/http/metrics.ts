@@ -1,7 +1,37 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import type { Config } from '../config.ts';
+import { AppError, missingSetting } from '../lib/errors.ts';
+import { constantTimeEqual } from '../lib/secrets.ts';
 
-export function installMetrics(app: FastifyInstance): Registry {
+/**
+ * Who may read `/metrics`. With METRICS_TOKEN set, only `Authorization: Bearer <METRICS_TOKEN>` (else
+ * `401 unauthenticated`), in any environment. Without it, the sandbox leaves the metrics open and production
+ * answers `503 configuration_missing` naming METRICS_TOKEN, as the sweep does without SWEEP_SECRET: the
+ * endpoint exists, it is the operator's setting that is missing.
+ */
+export function assertMetricsAccess(
+  config: Pick<Config, 'environment' | 'metricsToken'>,
+  authorization: string | undefined,
+): void {
+  const token = config.metricsToken;
+  if (!token) {
+    if (config.environment === 'production') throw missingSetting('METRICS_TOKEN');
+    return;
+  }
+  const given = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+  if (!given || !constantTimeEqual(given, token)) {
+    throw new AppError(
+      'unauthenticated',
+      'The metrics need the operator token: Authorization: Bearer <token>.',
+    );
+  }
+}
+
+export function installMetrics(
+  app: FastifyInstance,
+  config: Pick<Config, 'environment' | 'metricsToken'>,
+): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'sealpay_' });
   const duration = new Histogram({
@@ -21,9 +51,16 @@ export function installMetrics(app: FastifyInstance): Registry {
       reply.elapsedTime / 1000,
     );
   });
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-    reply.type(registry.contentType);
-    return registry.metrics();
-  });
+  app.get(
+    '/metrics',
+    {
+      schema: { hide: true },
+      onRequest: async (request) => assertMetricsAccess(config, request.headers.authorization),
+    },
+    async (_request, reply) => {
+      reply.type(registry.contentType);
+      return registry.metrics();
+    },
+  );
   return registry;
 }

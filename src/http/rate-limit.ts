@@ -97,6 +97,23 @@ export interface Limit {
   windowMs: number;
 }
 
+/** Sets the RateLimit-* headers for a window that has counted `hit.count`; returns the seconds until it resets. */
+export function setRateLimitHeaders(reply: FastifyReply, limit: Limit, hit: RateLimitHit, now: Date): number {
+  const resetSeconds = Math.max(1, Math.ceil((hit.resetAt.getTime() - now.getTime()) / 1000));
+  reply.header('RateLimit-Limit', limit.max);
+  reply.header('RateLimit-Remaining', Math.max(0, limit.max - hit.count));
+  reply.header('RateLimit-Reset', resetSeconds);
+  return resetSeconds;
+}
+
+/** The `429 rate_limited` of a spent budget, with its Retry-After header set. */
+function rateLimited(reply: FastifyReply, resetSeconds: number): AppError {
+  reply.header('Retry-After', resetSeconds);
+  return new AppError('rate_limited', `Too many requests. Retry in ${resetSeconds} seconds, with jitter.`, {
+    details: { retryAfter: resetSeconds },
+  });
+}
+
 /**
  * Counts one request against `limit` for `subject`, sets the RateLimit-* headers, and throws
  * `429 rate_limited` (with Retry-After) once the budget is spent.
@@ -108,15 +125,7 @@ export async function consume(
   subject: string,
   now: Date,
 ): Promise<void> {
-  const { count, resetAt } = await store.hit(`${limit.bucket}:${subject}`, limit.windowMs, now);
-  const resetSeconds = Math.max(1, Math.ceil((resetAt.getTime() - now.getTime()) / 1000));
-  reply.header('RateLimit-Limit', limit.max);
-  reply.header('RateLimit-Remaining', Math.max(0, limit.max - count));
-  reply.header('RateLimit-Reset', resetSeconds);
-  if (count > limit.max) {
-    reply.header('Retry-After', resetSeconds);
-    throw new AppError('rate_limited', `Too many requests. Retry in ${resetSeconds} seconds, with jitter.`, {
-      details: { retryAfter: resetSeconds },
-    });
-  }
+  const hit = await store.hit(`${limit.bucket}:${subject}`, limit.windowMs, now);
+  const resetSeconds = setRateLimitHeaders(reply, limit, hit, now);
+  if (hit.count > limit.max) throw rateLimited(reply, resetSeconds);
 }

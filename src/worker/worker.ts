@@ -11,8 +11,7 @@ import { PreflightError, RevertedError } from './submissions.ts';
 
 const LEASE_MS = 120_000;
 const MAX_BACKOFF_MS = 60_000;
-/** A row that never got anything on-chain is failed after this many transient faults; one that did never is. */
-const MAX_PREFLIGHT_ATTEMPTS = 12;
+const HOUR_MS = 3_600_000;
 
 /** Pre-flight codes that are the transaction's errorCode as they are (the rest map to the type's failure code). */
 const OWN_CODES = new Set(['escrow_vault_underfunded', 'faucet_cap_exceeded']);
@@ -121,20 +120,27 @@ export async function processRow(deps: Deps, row: TransactionRow, logger: Logger
       return;
     }
     const attempts = row.attempts + 1;
-    if (nothingMoved && row.status === 'QUEUED' && attempts >= MAX_PREFLIGHT_ATTEMPTS) {
+    // Transient faults (an RPC or relayer outage) are retried without surfacing for the configured horizon from the
+    // row's creation; past it, a row that never got past pre-flight is failed so it does not wait forever. A row
+    // that signed anything that moves funds is never failed here: its fate is on the chain, not in the fault.
+    const retryUntil = row.createdAt.getTime() + deps.config.worker.transientRetryHours * HOUR_MS;
+    if (nothingMoved && row.status === 'QUEUED' && deps.clock.now().getTime() >= retryUntil) {
       logger.error(
-        { transactionId: row.id, err: error },
-        'transaction failed after repeated faults before submission',
+        { transactionId: row.id, attempts, err: error },
+        'transaction failed: transient faults outlasted the retry horizon before submission',
       );
       await fail(
         ctx,
         row,
         FAILURE_CODE[row.type],
-        'The operation could not be submitted; nothing moved. Try again later.',
+        `The operation could not be submitted within ${deps.config.worker.transientRetryHours} hours (the network ` +
+          'or the relayer kept failing); nothing moved. Try again.',
       );
       return;
     }
     logger.warn({ transactionId: row.id, attempts, err: error }, 'transient fault; will retry');
+    // Guarded by the lease like the success path: a worker whose lease was taken over (it stalled past LEASE_MS)
+    // must not reschedule or release a row the new owner is driving.
     await db
       .update(transactions)
       .set({
@@ -143,7 +149,7 @@ export async function processRow(deps: Deps, row: TransactionRow, logger: Logger
         leaseOwner: null,
         leaseUntil: null,
       })
-      .where(eq(transactions.id, row.id));
+      .where(and(eq(transactions.id, row.id), eq(transactions.leaseOwner, row.leaseOwner ?? '')));
   } finally {
     clearInterval(renewal);
   }

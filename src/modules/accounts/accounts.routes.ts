@@ -22,8 +22,13 @@ import {
   toUser,
   User,
 } from './accounts.schema.ts';
-import { checkPassword, completeLogin, consumeSignupBudget, invalidCredentials } from './accounts.service.ts';
-import { assertPasswordPolicy, hashPassword, verifyPassword } from './password.ts';
+import {
+  checkPassword,
+  completeLogin,
+  consumeSignupBudget,
+  verifyCurrentPassword,
+} from './accounts.service.ts';
+import { assertPasswordPolicy, hashPassword } from './password.ts';
 
 const UserData = Type.Object({ user: User });
 
@@ -178,15 +183,17 @@ export function registerAccountRoutes(app: App, deps: Deps, extensions: LoginExt
       schema: {
         tags: ['Profile'],
         summary: 'Change the password',
-        description: 'Ends every other session of the account and refreshes this session cookie.',
+        description:
+          'Ends every other session of the account and refreshes this session cookie. A wrong `currentPassword` is ' +
+          '`401 invalid_credentials`; after 10 attempts in 15 minutes (counted per account with ' +
+          '`POST /me/totp/disable`) every attempt is `429 rate_limited` with `Retry-After`.',
         body: ChangePasswordBody,
         response: responses({ 200: UserData }),
       },
     },
     async (request, reply) => {
       const { user, principal } = principalOf(request);
-      if (!(await verifyPassword(user.passwordHash, request.body.currentPassword)))
-        throw invalidCredentials();
+      await verifyCurrentPassword(deps, reply, user, request.body.currentPassword);
       assertPasswordPolicy(request.body.newPassword);
       const now = deps.clock.now();
       const passwordHash = await hashPassword(request.body.newPassword);

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.ts';
 import { setSessionCookie } from '../../http/cookies.ts';
-import { consume, type Limit } from '../../http/rate-limit.ts';
+import { consume, type Limit, setRateLimitHeaders } from '../../http/rate-limit.ts';
 import { AppError } from '../../lib/errors.ts';
 import { createSession, findUserByEmail, type UserRow, updateUser } from './accounts.repository.ts';
 import { verifyPassword } from './password.ts';
@@ -26,18 +26,10 @@ export async function assertLoginAllowed(
   reply: FastifyReply,
 ): Promise<boolean> {
   const limit = loginLimit(deps);
-  const { count, resetAt } = await deps.rateLimits.peek(
-    loginFailureKey(request),
-    limit.windowMs,
-    deps.clock.now(),
-  );
-  reply.header('RateLimit-Limit', limit.max);
-  reply.header('RateLimit-Remaining', Math.max(0, limit.max - count));
-  reply.header(
-    'RateLimit-Reset',
-    Math.max(1, Math.ceil((resetAt.getTime() - deps.clock.now().getTime()) / 1000)),
-  );
-  return count < limit.max;
+  const now = deps.clock.now();
+  const hit = await deps.rateLimits.peek(loginFailureKey(request), limit.windowMs, now);
+  setRateLimitHeaders(reply, limit, hit, now);
+  return hit.count < limit.max;
 }
 
 export async function recordLoginFailure(deps: Deps, request: FastifyRequest): Promise<void> {
@@ -65,6 +57,31 @@ export async function checkPassword(
   }
   if (user.disabledAt) throw new AppError('account_disabled', 'This account is disabled.');
   return user;
+}
+
+/**
+ * Re-checks the password of a signed-in account before a sensitive change (`POST /me/password`,
+ * `POST /me/totp/disable`), so a stolen session cannot be used to guess it. Attempts are counted per account (the
+ * caller is known; per IP would let a thief rotate addresses), shared by both routes, with the login budget: 10
+ * per 15 minutes. Every attempt is counted before the check, not only failures: a count taken after the slow hash
+ * would let concurrent guesses all pass, and an owner rarely makes these changes ten times in 15 minutes. A wrong
+ * password is `401 invalid_credentials`; past the budget every attempt, right or wrong, is `429 rate_limited` with
+ * Retry-After. Login answers 401 there to hide a lockout from someone probing unknown accounts; here the caller
+ * already holds the account's session, so a 401 would hide nothing and only make the owner doubt a right password.
+ */
+export async function verifyCurrentPassword(
+  deps: Deps,
+  reply: FastifyReply,
+  user: UserRow,
+  password: string,
+): Promise<void> {
+  const limit: Limit = {
+    bucket: 'password-check',
+    max: deps.config.rateLimits.loginFailuresPer15Min,
+    windowMs: LOGIN_WINDOW_MS,
+  };
+  await consume(deps.rateLimits, reply, limit, `user:${user.id}`, deps.clock.now());
+  if (!(await verifyPassword(user.passwordHash, password))) throw invalidCredentials();
 }
 
 /** Mints the session cookie for a user who has proved who they are, and stamps lastLoginAt. */

@@ -287,6 +287,40 @@ describe('password change', () => {
     expect(errorOf(wrong)).toMatchObject({ status: 401, code: 'invalid_credentials' });
   });
 
+  it('limits guessing the current password per account: 10 attempts in 15 minutes, then 429 even for the right one', async () => {
+    const caller = await signup(ctx.app);
+    const other = await login(caller.email, caller.password, '192.0.2.60');
+    const otherSession = { cookie: sessionCookieOf(other.headers['set-cookie']) };
+    const change = (headers: Record<string, string>, currentPassword: string) =>
+      ctx.app.inject({
+        method: 'POST',
+        url: '/api/v1/me/password',
+        headers,
+        payload: { currentPassword, newPassword: 'Brand-New-Pass-2' },
+      });
+    // Concurrent guesses are counted before the slow hash, so none slips past the budget.
+    const guesses = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => change(caller.headers, `Wrong-Guess-${i}a`)),
+    );
+    const codes = guesses.map((response) => `${response.statusCode} ${errorOf(response).code}`).sort();
+    expect(codes).toEqual([
+      ...Array(10).fill('401 invalid_credentials'),
+      '429 rate_limited',
+      '429 rate_limited',
+    ]);
+    // Per account: another session of the same account is limited too, and the right password does not pass.
+    for (const headers of [caller.headers, otherSession]) {
+      const limited = await change(headers, caller.password);
+      expect(errorOf(limited)).toMatchObject({ status: 429, code: 'rate_limited' });
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    expect((await login(caller.email, caller.password, '192.0.2.61')).statusCode).toBe(200);
+    const stranger = await signup(ctx.app);
+    expect((await change(stranger.headers, stranger.password)).statusCode).toBe(200);
+    ctx.clock.advance(15 * 60_000);
+    expect((await change(caller.headers, caller.password)).statusCode).toBe(200);
+  });
+
   it('is session-only', async () => {
     const caller = await signup(ctx.app);
     const key = await apiKeyOf(ctx.app, caller);

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { LETTER_STATUSES } from '../../db/schema/letters.ts';
 import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
-import { IdParam, ok, PageOf, PageQueryFields, responses } from '../../http/envelope.ts';
+import { ErrorEnvelope, IdParam, ok, PageOf, PageQueryFields, responses } from '../../http/envelope.ts';
 import { consume } from '../../http/rate-limit.ts';
 import type { App } from '../../http/types.ts';
 import { AppError } from '../../lib/errors.ts';
@@ -311,7 +311,13 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
           'Idempotent: a retry adopts the mailing the provider already accepted. Needs the claim origin fixed at ' +
           'creation to be https. `tracked` is certified (domestic) or registered (international) mail with a ' +
           'tracking number; `courier` is not offered. Default `standard`. With a provider test key (and on the ' +
-          'local print sandbox) letters are validated and priced but never printed: `mail.testMode` is true.',
+          'local print sandbox) letters are validated and priced but never printed: `mail.testMode` is true. ' +
+          'A failed attempt leaves the letter ESCROWED, with the attempt recorded and the reason in `error` ' +
+          '(cleared by a later successful mailing). Errors: `409 letter_already_mailed`, `422 ' +
+          'postage_unavailable` (the provider refused the letter: fix it, do not retry as is), `503 ' +
+          'mail_provider_not_configured`, `404 letter_not_found`, `400 claim_origin_not_public`, `400 ' +
+          'delivery_method_unavailable`, and `500 internal_error` with `details: {letterId, retryable: true}` ' +
+          'when the print provider could not be reached or failed: nothing was mailed twice, retry with backoff.',
         params: IdParam,
         body: Type.Object({
           deliveryMethod: Type.Optional(
@@ -321,7 +327,15 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
           ),
           provider: Type.Optional(Type.Literal('printer')),
         }),
-        response: responses({ 200: LetterData }),
+        response: {
+          ...responses({ 200: LetterData }),
+          500: Type.Ref(ErrorEnvelope, {
+            description:
+              '`internal_error`: the print provider could not be reached or failed; nothing was mailed twice, ' +
+              'retry with backoff (`details: {letterId, retryable: true}`)',
+          }),
+          503: Type.Ref(ErrorEnvelope, { description: '`mail_provider_not_configured`' }),
+        },
       },
     },
     async (request) => {

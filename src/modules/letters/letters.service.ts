@@ -64,7 +64,9 @@ export async function driveInline(
     const current = await findTransactionById(deps.database.db, transactionId);
     if (!current) throw new Error(`transaction ${transactionId} vanished`);
     if (TERMINAL.has(current.status) || Date.now() >= deadline) return current;
-    if (!running) {
+    // A leg backing off from a transient fault waits for its next attempt here too, rather than hammering an
+    // RPC or relayer that is down for the whole budget.
+    if (!running && current.nextAttemptAt <= deps.clock.now()) {
       const leased = await claimRow(deps, transactionId, owner);
       if (leased) {
         running = processRow(deps, leased, logger).finally(() => {
@@ -195,7 +197,10 @@ export async function createLetter(
   }
   throw new AppError(
     'escrow_unsettled',
-    'The escrow was sent; its bookkeeping is still pending. Follow the letter with GET /transfer/letter/{id}.',
+    escrow.txHash
+      ? 'The escrow was sent; its bookkeeping is still pending. Follow the letter with GET /transfer/letter/{id}.'
+      : 'The escrow is not sent yet (the network is slow to answer); it is retried and the letter follows. ' +
+          'Follow it with GET /transfer/letter/{id}.',
     {
       details: { letterId, txHash: escrow.txHash },
     },
@@ -398,6 +403,12 @@ export async function claimLetter(
   return awaitClaim(deps, claimed, logger);
 }
 
+/** The provider's errors the mail route may answer as they are; anything else becomes a retryable 500. */
+const MAIL_ROUTE_CODES: ReadonlySet<string> = new Set([
+  'postage_unavailable',
+  'mail_provider_not_configured',
+]);
+
 /** Mailed letters refresh their provider status at most this often (the interface's polling guidance). */
 const MAIL_REFRESH_MS = 15 * 60_000;
 
@@ -420,7 +431,12 @@ function toMailBlock(result: MailResult, now: Date): MailRecord {
 /**
  * Prints and mails an escrowed letter. The provider call is idempotent per letter and method, so a retry after a
  * timeout adopts the mailing the provider already accepted; a failure leaves the letter ESCROWED with the attempt
- * recorded.
+ * recorded and the provider's reason in the letter's `error`, which the next successful mailing clears.
+ *
+ * The interface allows this route `postage_unavailable` (the provider refused the letter),
+ * `mail_provider_not_configured` (503), 401, 403, 404, 429 and 500, and no 502. A provider that cannot be reached
+ * or fails on its side is therefore `500 internal_error`, whose contract ("safe to retry with backoff") is exactly
+ * the case: nothing was mailed that a retry would mail again. A 503 would claim a configuration problem.
  */
 export async function mailLetter(
   deps: Deps,
@@ -457,23 +473,29 @@ export async function mailLetter(
     });
   } catch (error) {
     const code = error instanceof AppError ? error.code : 'upstream_error';
-    const message = error instanceof Error ? error.message : String(error);
-    await updateLetter(db, letter.id, {
-      mailAttempts: [
-        ...letter.mailAttempts,
-        { at: deps.clock.now().toISOString(), error: `${code}: ${message}` },
-      ],
+    const reason = error instanceof Error ? error.message : String(error);
+    const mailAttempts = [
+      ...letter.mailAttempts,
+      { at: deps.clock.now().toISOString(), error: `${code}: ${reason}` },
+    ];
+    // The reason is shown on the letter only while it is still ESCROWED (a void meanwhile has its own story).
+    const recorded = await moveLetter(db, letter.id, ['ESCROWED'], {
+      mailAttempts,
+      error: `Mailing failed (${code}): ${reason}`,
     });
-    if (error instanceof AppError) throw error;
+    if (!recorded) await updateLetter(db, letter.id, { mailAttempts });
+    if (error instanceof AppError && MAIL_ROUTE_CODES.has(error.code)) throw error;
     throw new AppError(
-      'upstream_error',
-      'The print provider could not be reached; the letter was not mailed. Retry later.',
-      { cause: error },
+      'internal_error',
+      'The print provider could not be reached or failed; the letter was not mailed and stays ESCROWED. It is ' +
+        'safe to retry with backoff: a mailing the provider did accept is adopted, never printed twice.',
+      { details: { letterId: letter.id, retryable: true }, cause: error },
     );
   }
   const moved = await moveLetter(db, letter.id, ['ESCROWED'], {
     status: 'MAILED',
     mail: toMailBlock(result, deps.clock.now()),
+    error: null,
   });
   if (moved) return moved;
   const current = (await findLetterById(db, letter.id)) as LetterRow;
@@ -654,19 +676,46 @@ export async function sweepLetters(
   return { expired, refunded, reconciled };
 }
 
-/** The sweep on a timer inside the service (every worker process runs it; the guarded updates make that safe). */
-export function startLetterSweeper(deps: Deps, logger: Logger, intervalMs = 60_000): () => Promise<void> {
-  let running: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    running = sweepLetters(deps)
-      .then((counts) => {
-        if (counts.expired + counts.refunded + counts.reconciled > 0) logger.info(counts, 'letter sweep');
-      })
-      .catch((error: unknown) => logger.error({ err: error }, 'letter sweep failed'));
-  }, intervalMs);
-  timer.unref();
+export type SweepCounts = Awaited<ReturnType<typeof sweepLetters>>;
+
+export interface LetterSweeperOptions {
+  /** The pause between the end of one run and the start of the next. */
+  intervalMs?: number;
+  /** The work of one run (tests pass a slow or failing one). */
+  sweep?: (deps: Deps) => Promise<SweepCounts>;
+}
+
+/**
+ * The sweep on a timer inside the service (every worker process runs it; the guarded updates make that safe).
+ * The next run is scheduled only when the previous one has finished, so a run slower than the interval never
+ * overlaps the next one; a failed run is logged and the timer goes on. Stopping waits for the run in progress.
+ */
+export function startLetterSweeper(
+  deps: Deps,
+  logger: Logger,
+  options: LetterSweeperOptions = {},
+): () => Promise<void> {
+  const { intervalMs = 60_000, sweep = sweepLetters } = options;
+  let stopped = false;
+  let running: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout;
+  const schedule = () => {
+    timer = setTimeout(() => {
+      running = sweep(deps)
+        .then((counts) => {
+          if (counts.expired + counts.refunded + counts.reconciled > 0) logger.info(counts, 'letter sweep');
+        })
+        .catch((error: unknown) => logger.error({ err: error }, 'letter sweep failed'))
+        .finally(() => {
+          if (!stopped) schedule();
+        });
+    }, intervalMs);
+    timer.unref();
+  };
+  schedule();
   return async () => {
-    clearInterval(timer);
+    stopped = true;
+    clearTimeout(timer);
     await running;
   };
 }

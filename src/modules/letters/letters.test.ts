@@ -11,7 +11,10 @@ import {
 } from '../../../test/harness.ts';
 import { sendTransactionOrThrow } from '../../adapters/chain/tx.ts';
 import { encodeLetterRefund } from '../../adapters/confidential/helpers.ts';
+import type { MailResult, PrintProvider } from '../../adapters/mail/index.ts';
+import { AppError } from '../../lib/errors.ts';
 import { findLetterById } from './letters.repository.ts';
+import { startLetterSweeper } from './letters.service.ts';
 
 let ctx: TestContext;
 let sender: Caller;
@@ -594,6 +597,35 @@ describe('sweep configuration', () => {
   });
 });
 
+describe('sweep timer', () => {
+  it('never overlaps itself: a run slower than the interval delays the next; a failed run does not stop it', async () => {
+    let active = 0;
+    let mostAtOnce = 0;
+    let runs = 0;
+    const failures: unknown[] = [];
+    const slowSweep = async () => {
+      runs += 1;
+      active += 1;
+      mostAtOnce = Math.max(mostAtOnce, active);
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      active -= 1;
+      if (runs === 1) throw new Error('the first sweep fails');
+      return { expired: 0, refunded: 0, reconciled: 0 };
+    };
+    const logger = { info: () => {}, warn: () => {}, error: (entry: unknown) => failures.push(entry) };
+    const stop = startLetterSweeper(ctx.deps, logger, { intervalMs: 5, sweep: slowSweep });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await stop();
+    expect(active).toBe(0);
+    expect(mostAtOnce).toBe(1);
+    expect(runs).toBeGreaterThanOrEqual(3);
+    expect(failures).toHaveLength(1);
+    const stoppedAt = runs;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(runs).toBe(stoppedAt);
+  });
+});
+
 describe('printable letter', () => {
   it('serves the sender a one-page PDF with the claim code and no amount or memo', async () => {
     const letter = await createLetter({ amount: '6.66', memo: 'Secret memo text' });
@@ -697,9 +729,62 @@ describe('mail', () => {
     expect((await get(sender, `/transfer/letter/${letter.id}`)).json().data.letter).toMatchObject({
       status: 'ESCROWED',
       mail: null,
+      error: 'Mailing failed (postage_unavailable): A US address needs a valid ZIP code.',
     });
     const row = await findLetterById(ctx.deps.database.db, letter.id);
     expect(row?.mailAttempts).toHaveLength(1);
+  });
+
+  it('a provider out of reach is a retryable 500 recorded on the letter; the retry adopts the mailing, once', async () => {
+    const letter = await createLetter({ recipient: US_RECIPIENT, claimOrigin: 'https://pay.example.com' });
+    const provider = ctx.deps.mail as PrintProvider;
+    const unreachable = () =>
+      new AppError(
+        'upstream_error',
+        'The print provider could not be reached; the same request may be retried.',
+      );
+    let accepted: MailResult | undefined;
+    const outages: PrintProvider[] = [
+      // The request never reaches the provider.
+      {
+        ...provider,
+        send: async () => {
+          throw unreachable();
+        },
+      },
+      // The provider accepts the letter and the answer is lost.
+      {
+        ...provider,
+        send: async (request) => {
+          accepted = await provider.send(request);
+          throw unreachable();
+        },
+      },
+    ];
+    try {
+      for (const outage of outages) {
+        Object.assign(ctx.deps, { mail: outage });
+        const failed = await post(sender, `/transfer/letter/${letter.id}/mail`, {});
+        expect(errorOf(failed)).toMatchObject({
+          status: 500,
+          code: 'internal_error',
+          details: { letterId: letter.id, retryable: true },
+        });
+        expect((await get(sender, `/transfer/letter/${letter.id}`)).json().data.letter).toMatchObject({
+          status: 'ESCROWED',
+          mail: null,
+          error:
+            'Mailing failed (upstream_error): The print provider could not be reached; the same request may be retried.',
+        });
+      }
+    } finally {
+      Object.assign(ctx.deps, { mail: provider });
+    }
+    const retried = await post(sender, `/transfer/letter/${letter.id}/mail`, {});
+    expect(retried.statusCode, retried.body).toBe(200);
+    expect(retried.json().data.letter).toMatchObject({ status: 'MAILED', error: null });
+    expect(retried.json().data.letter.mail.providerId).toBe(accepted?.providerId);
+    expect((await findLetterById(ctx.deps.database.db, letter.id))?.mailAttempts).toHaveLength(2);
   });
 
   it('voids a mailed letter only with acknowledgeMailed: true; the paper code then stops working', async () => {

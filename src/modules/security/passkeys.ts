@@ -14,7 +14,7 @@ import type { Deps } from '../../deps.ts';
 import { isHttpsOrigin } from '../../http/cookies.ts';
 import { AppError } from '../../lib/errors.ts';
 import { sha256Hex } from '../../lib/secrets.ts';
-import { findUserByEmail, type UserRow } from '../accounts/accounts.repository.ts';
+import type { UserRow } from '../accounts/accounts.repository.ts';
 import { assertLoginAllowed, recordLoginFailure } from '../accounts/accounts.service.ts';
 import {
   findPasskeyByCredentialId,
@@ -173,7 +173,8 @@ export async function registrationOptions(
     userID: new TextEncoder().encode(user.id),
     attestationType: 'none',
     excludeCredentials: existing.map((row) => ({ id: row.credentialId, transports: transportsOf(row) })),
-    authenticatorSelection: { residentKey: 'preferred', userVerification: 'required' },
+    // Discoverable: login options name no account's passkeys, so a credential must be found by the authenticator.
+    authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
     supportedAlgorithmIDs: SUPPORTED_ALGORITHMS,
     timeout: CHALLENGE_TTL_MS,
   });
@@ -290,29 +291,25 @@ export async function registerPasskey(
 // Login
 
 /**
- * Authentication options. With an `email` of an active account, the options name its passkeys and the
- * challenge is bound to that account; otherwise any registered passkey may answer (discoverable credentials).
- * The answer has the same shape either way.
+ * Authentication options: the same for everyone. They never name an account's passkeys (an empty
+ * `allowCredentials`: discoverable credentials, which registration requires) and the challenge is bound to no
+ * account, so neither the options, nor the challenge cookie (signed, not encrypted), nor the time taken tells
+ * whether an email has an account or passkeys. The `email` the interface accepts is therefore not looked up.
  */
 export async function authenticationOptions(
   deps: Deps,
   reply: FastifyReply,
-  email: string | undefined,
 ): Promise<PublicKeyCredentialRequestOptionsJSON> {
-  const { db } = deps.database;
-  const user = email ? await findUserByEmail(db, email) : undefined;
-  const bound = user && !user.disabledAt ? user : undefined;
-  const allow = bound ? await listPasskeys(db, bound.id) : [];
   const options = await generateAuthenticationOptions({
     rpID: relyingParty(deps).rpID,
-    allowCredentials: allow.map((row) => ({ id: row.credentialId, transports: transportsOf(row) })),
+    allowCredentials: [],
     userVerification: 'required',
     timeout: CHALLENGE_TTL_MS,
   });
   const expiresAt = new Date(deps.clock.now().getTime() + CHALLENGE_TTL_MS);
   setChallengeCookie(reply, deps, {
     purpose: 'login',
-    userId: bound?.id ?? null,
+    userId: null,
     challenge: options.challenge,
     expiresAt,
   });
@@ -346,7 +343,6 @@ export async function passkeyLogin(
   const found = await findPasskeyByCredentialId(db, credential.id);
   if (!found) throw await fail(new AppError('unknown_passkey', 'This passkey is not registered.'));
   const { passkey, user } = found;
-  if (claim.userId !== null && claim.userId !== user.id) throw await fail(verificationFailed(401));
   const { rpID, origin } = relyingParty(deps);
   let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {

@@ -79,13 +79,14 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
         summary: 'Disable TOTP',
         description:
           'Needs the password and a live code. Errors: `401 invalid_credentials` (password), ' +
-          '`400 invalid_totp_code`, `400 totp_not_configured`.',
+          '`400 invalid_totp_code`, `400 totp_not_configured`, `429 rate_limited` after 10 password attempts in ' +
+          '15 minutes (counted per account with `POST /me/password`).',
         body: TotpDisableBody,
         response: responses({ 200: TotpState(false) }),
       },
     },
-    async (request) => {
-      await disableTotp(deps, principalOf(request).user, request.body.password, request.body.code);
+    async (request, reply) => {
+      await disableTotp(deps, reply, principalOf(request).user, request.body);
       return ok({ totpEnabled: false as const });
     },
   );
@@ -190,13 +191,14 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
         tags: ['Accounts'],
         summary: 'Passkey login options',
         description:
-          'WebAuthn request options; the challenge travels in a signed cookie (5 minutes, single use). With ' +
-          '`email`, the options name that account’s passkeys.',
+          'WebAuthn request options; the challenge travels in a signed cookie (5 minutes, single use). ' +
+          '`allowCredentials` is always empty (discoverable credentials): the answer is the same whether or not ' +
+          '`email` has an account or passkeys, so it reveals neither; `email` is accepted and not used.',
         body: PasskeyLoginOptionsBody,
         response: responses({ 200: OptionsData }),
       },
     },
-    async (request, reply) => ok({ options: await authenticationOptions(deps, reply, request.body.email) }),
+    async (_request, reply) => ok({ options: await authenticationOptions(deps, reply) }),
   );
 
   app.post(

@@ -2,8 +2,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import { findUserById, type UserRow, updateUser } from '../accounts/accounts.repository.ts';
-import { assertLoginAllowed, invalidCredentials, recordLoginFailure } from '../accounts/accounts.service.ts';
-import { verifyPassword } from '../accounts/password.ts';
+import {
+  assertLoginAllowed,
+  recordLoginFailure,
+  verifyCurrentPassword,
+} from '../accounts/accounts.service.ts';
 import {
   activateTotp,
   advanceTotpStep,
@@ -62,12 +65,18 @@ export async function enableTotp(deps: Deps, user: UserRow, code: string): Promi
   if (!(await activateTotp(deps.database.db, user.id, pending, step, now))) throw invalidCode();
 }
 
-/** Turns two-factor off; needs both the password and a live code. */
-export async function disableTotp(deps: Deps, user: UserRow, password: string, code: string): Promise<void> {
+/** Turns two-factor off; needs both the password (under the account's password-check limit) and a live code. */
+export async function disableTotp(
+  deps: Deps,
+  reply: FastifyReply,
+  user: UserRow,
+  credentials: { password: string; code: string },
+): Promise<void> {
   if (!user.totpEnabled || !user.totpSecretSealed) {
     throw notConfigured('Two-factor authentication is not on.');
   }
-  if (!(await verifyPassword(user.passwordHash, password))) throw invalidCredentials();
+  await verifyCurrentPassword(deps, reply, user, credentials.password);
+  const { code } = credentials;
   const now = deps.clock.now();
   const step = matchTotpStep(openSecret(deps, user, user.totpSecretSealed), code, now, user.totpLastStep);
   if (step === null) throw invalidCode();

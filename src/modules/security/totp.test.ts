@@ -488,6 +488,36 @@ describe('TOTP disable', () => {
     expect(sessionCookieOf(login.headers['set-cookie'])).toMatch(/^svc_session=/);
   });
 
+  it('counts password attempts per account with POST /me/password: past 10 in 15 minutes, 429 even with the right one', async () => {
+    const { caller, secret } = await enrolled();
+    const changes = Array.from({ length: 5 }, (_, i) =>
+      post(
+        '/me/password',
+        { currentPassword: `Wrong-Guess-${i}a`, newPassword: 'Brand-New-Pass-2' },
+        caller.headers,
+      ),
+    );
+    for (const response of await Promise.all(changes)) expect(response.statusCode).toBe(401);
+    for (let i = 0; i < 5; i += 1) {
+      const wrong = await post(
+        '/me/totp/disable',
+        { password: `Wrong-Guess-${i}b`, code: '000000' },
+        caller.headers,
+      );
+      expect(errorOf(wrong)).toMatchObject({ status: 401, code: 'invalid_credentials' });
+    }
+    const code = totpCode(secret, ctx.clock.now());
+    const limited = await post('/me/totp/disable', { password: caller.password, code }, caller.headers);
+    expect(errorOf(limited)).toMatchObject({ status: 429, code: 'rate_limited' });
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await userRow(caller.userId)).totpEnabled).toBe(true);
+    ctx.clock.advance(15 * 60_000);
+    const later = totpCode(secret, ctx.clock.now());
+    expect(
+      (await post('/me/totp/disable', { password: caller.password, code: later }, caller.headers)).statusCode,
+    ).toBe(200);
+  });
+
   it('refuses a code spent already (replay) with 400 invalid_totp_code', async () => {
     const caller = await signup(ctx.app);
     const secret = await setup(caller);

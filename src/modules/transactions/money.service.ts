@@ -23,6 +23,11 @@ export interface QueueRequest {
   idempotencyKey?: string | undefined;
   /** What the idempotency key is bound to: the route and its body. */
   requestFingerprint: unknown;
+  /**
+   * Request-time checks on state the request itself changes (a balance). Every new request runs them, keyed or
+   * not; only a replay of an existing key skips them, since the first request may have spent what they check.
+   */
+  check?: () => Promise<void>;
 }
 
 export const TOKEN_OF: Record<TransactionType, string> = {
@@ -59,7 +64,8 @@ function replay(existing: TransactionRow, requestHash: string): TransactionRow {
 
 /**
  * Records a queued money movement, after every check the request can be judged on. With an Idempotency-Key, a
- * repeat of the same request returns the original row; concurrent duplicates meet at the unique index.
+ * repeat of the same request returns the original row (without re-running `check`); concurrent duplicates meet
+ * at the unique index.
  */
 export async function queueTransaction(deps: Deps, request: QueueRequest): Promise<TransactionRow> {
   const { db } = deps.database;
@@ -69,6 +75,7 @@ export async function queueTransaction(deps: Deps, request: QueueRequest): Promi
     const existing = await findByIdempotencyKey(db, request.userId, request.idempotencyKey);
     if (existing) return replay(existing, requestHash);
   }
+  await request.check?.();
   const now = deps.clock.now();
   try {
     const row = await insertTransaction(db, {

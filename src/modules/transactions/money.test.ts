@@ -291,6 +291,41 @@ describe('idempotency', () => {
     expect(new Set(responses.map((r) => r.json().data.transaction.id)).size).toBe(1);
   });
 
+  it('a new key gets every request-time check; a replay of a spent key still returns the original 201', async () => {
+    const carol = await signup(ctx.app);
+    const wallet = await createWallet(carol);
+    const funded = await settled(carol, await post(carol, '/fund', { walletId: wallet.id, amount: '10' }));
+    expect(funded.status).toBe('CONFIRMED');
+    const count = async () =>
+      (await ctx.app.inject({ url: '/api/v1/transactions', headers: carol.headers })).json().data.total;
+    const before = await count();
+    const keyed: Record<string, string> = { 'idempotency-key': `over-${randomBytes(4).toString('hex')}` };
+    for (const headers of [{}, keyed]) {
+      const over = await post(carol, '/mint', { walletId: wallet.id, amount: '5000' }, headers);
+      expect(errorOf(over)).toMatchObject({ status: 400, code: 'insufficient_balance' });
+    }
+    expect(await count()).toBe(before);
+
+    const key = `spend-${randomBytes(4).toString('hex')}`;
+    const first = await post(
+      carol,
+      '/mint',
+      { walletId: wallet.id, amount: '10' },
+      { 'idempotency-key': key },
+    );
+    expect((await settled(carol, first)).status).toBe('CONFIRMED');
+    expect((await balances(carol, wallet.id)).normal.amount).toBe('0.00');
+    const replayed = await post(
+      carol,
+      '/mint',
+      { walletId: wallet.id, amount: '10' },
+      { 'idempotency-key': key },
+    );
+    expect(replayed.statusCode).toBe(201);
+    expect(replayed.json().data.transaction.id).toBe(first.json().data.transaction.id);
+    expect(await count()).toBe(before + 1);
+  });
+
   it('the same key from another account is independent', async () => {
     const key = `shared-${randomBytes(4).toString('hex')}`;
     const a = await post(

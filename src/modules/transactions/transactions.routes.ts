@@ -63,7 +63,7 @@ interface QueueParams {
   amount: unknown;
   /** The recipient for a transfer; the wallet itself otherwise. */
   to?: Address;
-  /** Request-time checks beyond ownership, run unless the request replays an Idempotency-Key. */
+  /** Request-time checks beyond ownership: every new request runs them; a replay of an existing key does not. */
   check?: (wallet: WalletRow, amount: bigint) => Promise<void>;
 }
 
@@ -84,9 +84,8 @@ async function queueFromRequest(
   const wallet = await ownWallet(deps, user.id, params.walletId);
   const funding = params.type === 'FUND';
   if (!funding) assertCanSend(wallet);
-  // A replay must not be refused because the first request already spent the balance.
-  if (params.check && !idempotencyKey) await params.check(wallet, amount);
   const to = params.to ?? wallet.address;
+  const { check } = params;
   const row = await queueTransaction(deps, {
     userId: user.id,
     wallet,
@@ -97,6 +96,7 @@ async function queueFromRequest(
     counterparty: funding ? 'Sandbox faucet' : null,
     idempotencyKey,
     requestFingerprint: [params.type, wallet.id, to, amount.toString()],
+    ...(check ? { check: () => check(wallet, amount) } : {}),
   });
   return reply.code(201).send(ok({ transaction: toTransaction(row, deps.network) }));
 }
