@@ -2,7 +2,9 @@ import { parseArgs } from 'node:util';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { sendControlRequest, startControlServer } from './control.ts';
 import type { Deps } from './deps.ts';
+import { LockHeldError } from './lib/pid-lock.ts';
 import { runAccountsCommand } from './modules/accounts/accounts.cli.ts';
 import { startLetterSweeper } from './modules/letters/letters.service.ts';
 import { closeDeps, createDeps } from './runtime.ts';
@@ -24,6 +26,9 @@ Settings come from the environment: see README.md.`;
 
 type Role = { api: boolean; worker: boolean };
 
+/** An operator command refused (unknown email, existing account): its message, exit code 2, no stack. */
+class OperatorError extends Error {}
+
 /**
  * A promise rejected with nobody listening is a bug to fix, not a reason to stop serving every other request (and
  * drop every lease the worker holds): it is logged as an error and the process goes on. close-with-grace stops
@@ -42,6 +47,8 @@ async function run(role: Role): Promise<void> {
   const deps = await createDeps(config, { network: true });
   const app = await buildApp(deps);
   const stoppers: Array<() => Promise<void>> = [];
+  // The embedded database is this process's alone: operator commands reach it through the control socket.
+  if (deps.database.kind === 'pglite') stoppers.push(await startControlServer(deps));
   if (role.worker && config.worker.enabled) {
     stoppers.push(await startWorker(deps, app.log));
     stoppers.push(startLetterSweeper(deps, app.log));
@@ -75,7 +82,12 @@ async function main(argv: string[]): Promise<void> {
     case 'worker':
       return run({ api: false, worker: true });
     case 'migrate': {
-      const deps: Deps = await createDeps(loadConfig());
+      const config = loadConfig();
+      if (!config.databaseUrl && (await sendControlRequest(config.dataDir, { command: 'ping' }))) {
+        console.log('the service running in DATA_DIR applied the migrations when it started');
+        return;
+      }
+      const deps: Deps = await createDeps(config);
       await closeDeps(deps);
       console.log('migrations applied');
       return;
@@ -86,9 +98,26 @@ async function main(argv: string[]): Promise<void> {
         allowPositionals: true,
         options: { email: { type: 'string' }, name: { type: 'string' }, company: { type: 'string' } },
       });
-      const deps = await createDeps(loadConfig());
+      const config = loadConfig();
+      const action = positionals[0] ?? '';
+      // On the embedded database a running service owns it: the command goes through its control socket.
+      if (!config.databaseUrl) {
+        const answer = await sendControlRequest(config.dataDir, {
+          command: 'accounts',
+          action,
+          options: values,
+        });
+        if (answer) {
+          if (!answer.ok) throw new OperatorError(answer.error);
+          console.log(answer.output);
+          return;
+        }
+      }
+      const deps = await createDeps(config);
       try {
-        console.log(await runAccountsCommand(deps, positionals[0] ?? '', values));
+        console.log(await runAccountsCommand(deps, action, values));
+      } catch (error) {
+        throw new OperatorError((error as Error).message);
       } finally {
         await closeDeps(deps);
       }
@@ -101,7 +130,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof LockHeldError || error instanceof OperatorError) {
     console.error(`sealpay: ${error.message}`);
     process.exit(2);
   }

@@ -22,7 +22,16 @@ export interface RuntimeOptions {
 /** Opens the database (migrated), the keyring and, when asked, the network: the dependencies of every command. */
 export async function createDeps(config: Config, options: RuntimeOptions = {}): Promise<Deps> {
   const database =
-    options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+    options.database ??
+    (await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      // The pool's own message only ("Connection terminated unexpectedly"): never the connection string.
+      onPoolError: (error) => {
+        const warn = (options.logger?.warn ?? console.warn) as (message: string) => void;
+        warn(`database connection dropped (${error.message}); the pool replaces it`);
+      },
+    }));
   await database.migrate();
   const keyring = loadKeyring({
     masterKey: config.masterKey,

@@ -9,6 +9,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
+import { acquirePidLock } from '../lib/pid-lock.ts';
 import * as schema from './schema/index.ts';
 
 export type Schema = typeof schema;
@@ -39,13 +40,15 @@ export interface DatabaseOptions {
   /** Where PGlite keeps its files; null keeps it in memory (tests). */
   dataDir: string | null;
   poolSize?: number;
+  /** Where the pool reports a dropped idle connection (the pool replaces it; the process goes on). */
+  onPoolError?: (error: Error) => void;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
-    // A dropped idle connection must not take the process down; the pool replaces it.
-    pool.on('error', () => {});
+    // A dropped idle connection must not take the process down; the pool replaces it, and the log says so.
+    pool.on('error', (error) => options.onPoolError?.(error));
     const db = drizzlePg(pool, { schema }) as unknown as Db;
     return {
       db,
@@ -58,10 +61,22 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     };
   }
   let client: PGlite;
+  let release = () => {};
   if (options.dataDir) {
     const dir = join(options.dataDir, 'pgdata');
     mkdirSync(dir, { recursive: true });
-    client = await PGlite.create(dir);
+    // PGlite is a database inside this process: a second process opening the same files would corrupt them or
+    // see none of the first one's writes.
+    release = acquirePidLock(
+      join(options.dataDir, 'database.lock'),
+      `The embedded database in ${options.dataDir}`,
+    );
+    try {
+      client = await PGlite.create(dir);
+    } catch (error) {
+      release();
+      throw error;
+    }
   } else {
     client = await PGlite.create();
   }
@@ -73,6 +88,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     ping: async () => {
       await client.query('select 1');
     },
-    close: () => client.close(),
+    close: async () => {
+      await client.close();
+      release();
+    },
   };
 }

@@ -9,6 +9,7 @@
  *
  * A first start that did not finish (no addresses in state.json) is started over from an empty journal.
  */
+
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
@@ -22,6 +23,7 @@ import {
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { hardhat } from 'viem/chains';
+import { acquirePidLock } from '../../lib/pid-lock.ts';
 import { createMockFhevm, deployFhevmHost, type MockSignerKeys } from '../confidential/fhevm-mock.ts';
 import { createFhevmRail } from '../confidential/fhevm-rail.ts';
 import { CONTRACT_NAMES, loadArtifact } from './contracts.ts';
@@ -81,37 +83,9 @@ function writeSecretFile(file: string, content: string): void {
   renameSync(tmp, file);
 }
 
-/**
- * One process per data directory: a second one would append to the same journal. The lock file holds the owner's
- * pid; a lock left by a dead process (kill -9) is taken over.
- */
+/** One process per data directory: a second one would append to the same journal. */
 function acquireLock(dir: string): () => void {
-  const file = path.join(dir, 'lock');
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(file, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
-      return () => rmSync(file, { force: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const pid = Number(readFileSync(file, 'utf8').trim());
-      let alive = false;
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid) {
-        try {
-          process.kill(pid, 0);
-          alive = true;
-        } catch (probe) {
-          alive = (probe as NodeJS.ErrnoException).code === 'EPERM';
-        }
-      }
-      if (alive || pid === process.pid) {
-        throw new Error(
-          `The embedded chain in ${dir} is in use by process ${pid} (one process per DATA_DIR)`,
-        );
-      }
-      rmSync(file, { force: true });
-    }
-  }
-  throw new Error(`Could not lock ${dir}`);
+  return acquirePidLock(path.join(dir, 'lock'), `The embedded chain in ${dir}`);
 }
 
 function loadOrCreateOperatorKey(dir: string): Hex {
