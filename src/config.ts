@@ -92,7 +92,7 @@ function packageVersion(): string {
 /** Parses the environment once, fails fast on a malformed value, and freezes the result. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
-  const network = oneOf(env, 'NETWORK', ['local', 'sepolia', 'mainnet'] as const, 'local');
+  const network = oneOf(env, 'NETWORK', ['local', 'devnet', 'sepolia', 'mainnet'] as const, 'local');
   const publicOrigin = (text(env, 'PUBLIC_ORIGIN') ?? `http://localhost:${port}`).replace(/\/+$/, '');
   try {
     new URL(publicOrigin);
@@ -161,6 +161,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('MASTER_KEY is required outside the embedded network');
   }
   return Object.freeze(config);
+}
+
+/** `sealpay devnet`'s own settings: it needs none of the service's (no database, no master key). */
+export interface DevnetSettings {
+  readonly dataDir: string;
+  readonly host: string;
+  readonly port: number;
+}
+
+export function loadDevnetSettings(env: NodeJS.ProcessEnv = process.env): DevnetSettings {
+  return Object.freeze({
+    dataDir: resolve(text(env, 'DATA_DIR') ?? './data'),
+    host: text(env, 'DEVNET_HOST') ?? '127.0.0.1',
+    port: integer(env, 'DEVNET_PORT', 8545, 0, 65535),
+  });
 }
 
 export { ConfigError };
