@@ -17,12 +17,27 @@ export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 export type DbOrTx = Db | Tx;
 
+/** A dedicated connection LISTENing on one channel. */
+export interface ChannelListener {
+  /** Settles when the connection is lost (never after `close`). */
+  readonly lost: Promise<Error>;
+  close(): Promise<void>;
+}
+
 export interface Database {
   readonly db: Db;
   readonly kind: 'pglite' | 'postgres';
   migrate(): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * PostgreSQL only (the embedded database has one process): NOTIFY and LISTEN, so processes sharing the database
+   * can tell each other something happened.
+   */
+  readonly notifications: {
+    notify(channel: string): Promise<void>;
+    listen(channel: string, onNotification: () => void): Promise<ChannelListener>;
+  } | null;
 }
 
 /** Runs raw SQL and returns its rows, on PGlite and PostgreSQL alike. */
@@ -55,6 +70,42 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
         await pool.query('select 1');
       },
       close: () => pool.end(),
+      notifications: {
+        async notify(channel) {
+          await pool.query('select pg_notify($1, $2)', [channel, '']);
+        },
+        async listen(channel, onNotification) {
+          // Its own connection, outside the pool: a LISTEN lasts as long as the connection.
+          const client = new pg.Client({ connectionString: options.databaseUrl as string });
+          let closing = false;
+          const lost = new Promise<Error>((resolve) => {
+            client.on('error', (error) => {
+              if (!closing) resolve(error);
+            });
+            client.on('end', () => {
+              if (!closing) resolve(new Error('the LISTEN connection ended'));
+            });
+          });
+          client.on('notification', (message) => {
+            if (message.channel === channel) onNotification();
+          });
+          try {
+            await client.connect();
+            await client.query(`listen ${client.escapeIdentifier(channel)}`);
+          } catch (error) {
+            closing = true;
+            await client.end().catch(() => {});
+            throw error;
+          }
+          return {
+            lost,
+            async close() {
+              closing = true;
+              await client.end().catch(() => {});
+            },
+          };
+        },
+      },
     };
   }
   let client: PGlite;
@@ -74,5 +125,6 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       await client.query('select 1');
     },
     close: () => client.close(),
+    notifications: null,
   };
 }

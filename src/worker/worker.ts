@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import { and, eq, inArray, notInArray, sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import { rows } from '../db/client.ts';
@@ -16,13 +15,6 @@ const MAX_PREFLIGHT_ATTEMPTS = 12;
 
 /** Pre-flight codes that are the transaction's errorCode as they are (the rest map to the type's failure code). */
 const OWN_CODES = new Set(['escrow_vault_underfunded', 'faucet_cap_exceeded']);
-
-/** Routes poke the in-process worker when they queue work, so it does not wait for its next poll. */
-const signal = new EventEmitter();
-signal.setMaxListeners(100);
-export function notifyWork(): void {
-  signal.emit('work');
-}
 
 type Logger = Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
 
@@ -173,8 +165,13 @@ export async function startWorker(deps: Deps, logger: Logger): Promise<() => Pro
   const inFlight = new Set<Promise<void>>();
   let stopped = false;
   let wake: (() => void) | null = null;
-  const onWork = () => wake?.();
-  signal.on('work', onWork);
+  // A notification that arrives while the loop is claiming is kept for the next round rather than lost.
+  let notified = false;
+  // Requests notify when they queue work (deps.workSignal, across processes on PostgreSQL): no waiting for a poll.
+  const unsubscribe = deps.workSignal.subscribe(() => {
+    if (wake) wake();
+    else notified = true;
+  });
 
   const loop = (async () => {
     while (!stopped) {
@@ -198,6 +195,10 @@ export async function startWorker(deps: Deps, logger: Logger): Promise<() => Pro
         }
       }
       if (claimed.length > 0 && claimed.length === room) continue;
+      if (notified) {
+        notified = false;
+        if (room > 0) continue;
+      }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, pollMs);
         wake = () => {
@@ -213,7 +214,7 @@ export async function startWorker(deps: Deps, logger: Logger): Promise<() => Pro
   return async () => {
     stopped = true;
     wake?.();
-    signal.off('work', onWork);
+    unsubscribe();
     await loop;
     await Promise.allSettled([...inFlight]);
   };
