@@ -17,6 +17,8 @@ Commands:
   devnet                     a local chain with the fhEVM mock and relayer on JSON-RPC (DEVNET_PORT, 8545);
                              writes DATA_DIR/devnet.env for NETWORK=devnet service processes
   migrate                    apply database migrations and exit
+  repair nonces              find nonce gaps (a broadcast the chain refused) and fill each with a zero-value
+                             self-transfer; prints what it did
   accounts create --email E [--name N] [--company C]
                              create an account with a temporary password (printed once)
   accounts disable --email E
@@ -92,6 +94,24 @@ async function main(argv: string[]): Promise<void> {
       const deps: Deps = await createDeps(loadConfig());
       await closeDeps(deps);
       console.log('migrations applied');
+      return;
+    }
+    case 'repair': {
+      if (rest[0] !== 'nonces') {
+        console.log(USAGE);
+        process.exitCode = 2;
+        return;
+      }
+      const deps = await createDeps(loadConfig(), { network: true });
+      try {
+        const { describeNonceRepair, repairNonces } = await import('./worker/nonce-repair.ts');
+        if (!deps.network) throw new Error('repair nonces needs the chain');
+        const report = await repairNonces(deps, deps.network);
+        console.log(describeNonceRepair(report));
+        if (report.repairs.some((repair) => repair.action === 'unfillable')) process.exitCode = 1;
+      } finally {
+        await closeDeps(deps);
+      }
       return;
     }
     case 'accounts': {
