@@ -45,7 +45,8 @@ export interface Config {
   readonly rateLimits: RateLimitSettings;
   /** Faucet: default amount and rolling 24 h cap per account, in public-stablecoin units (decimal strings). */
   readonly faucet: { defaultAmount: string; capPer24h: string; gasTopUp: string };
-  readonly worker: { enabled: boolean; pollMs: number; concurrency: number };
+  /** `leaseMs`: how long a claimed row is a worker's; renewed while driven, so it bounds takeover after a crash. */
+  readonly worker: { enabled: boolean; pollMs: number; concurrency: number; leaseMs: number };
   readonly version: string;
 }
 
@@ -154,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       enabled: flag(env, 'WORKER', true),
       pollMs: integer(env, 'WORKER_POLL_MS', 100, 10),
       concurrency: integer(env, 'WORKER_CONCURRENCY', 8, 1, 256),
+      leaseMs: integer(env, 'WORKER_LEASE_MS', 120_000, 3000),
     },
     version: packageVersion(),
   };

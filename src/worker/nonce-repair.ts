@@ -144,7 +144,7 @@ export function describeNonceRepair(report: NonceRepairReport): string {
         return `${repair.address} nonce ${repair.nonce}: its stored transaction ${repair.txHash} was not on the chain; broadcast again`;
       case 'filled':
         return `${repair.address} nonce ${repair.nonce}: gap (${repair.reason}); filled with a zero-value self-transfer ${repair.txHash}`;
-      case 'unfillable':
+      default:
         return `${repair.address} nonce ${repair.nonce}: gap NOT filled: ${repair.reason}`;
     }
   });

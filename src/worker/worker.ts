@@ -8,7 +8,6 @@ import type { TransactionRow } from '../modules/transactions/transactions.reposi
 import { FAILURE_CODE, fail, type OperationContext, runners } from './operations.ts';
 import { PreflightError, RevertedError } from './submissions.ts';
 
-const LEASE_MS = 120_000;
 const MAX_BACKOFF_MS = 60_000;
 /** A row that never got anything on-chain is failed after this many transient faults; one that did never is. */
 const MAX_PREFLIGHT_ATTEMPTS = 12;
@@ -26,7 +25,7 @@ function backoffMs(attempts: number): number {
 /** Claims up to `limit` runnable rows with a lease (SKIP LOCKED: several workers never take the same row). */
 export async function claimRows(deps: Deps, owner: string, limit: number): Promise<TransactionRow[]> {
   const now = deps.clock.now();
-  const leaseUntil = new Date(now.getTime() + LEASE_MS);
+  const leaseUntil = new Date(now.getTime() + deps.config.worker.leaseMs);
   const claimed = await rows<{ id: string }>(
     deps.database.db,
     sql`update transactions set lease_owner = ${owner}, lease_until = ${leaseUntil.toISOString()}
@@ -50,7 +49,7 @@ export async function claimRow(deps: Deps, id: string, owner: string): Promise<T
   const now = deps.clock.now();
   const [row] = await deps.database.db
     .update(transactions)
-    .set({ leaseOwner: owner, leaseUntil: new Date(now.getTime() + LEASE_MS) })
+    .set({ leaseOwner: owner, leaseUntil: new Date(now.getTime() + deps.config.worker.leaseMs) })
     .where(
       and(
         eq(transactions.id, id),
@@ -86,12 +85,13 @@ export async function processRow(deps: Deps, row: TransactionRow, logger: Logger
   const { db } = deps.database;
   // The lease is renewed while the row is driven, so a slow chain (a receipt wait) never lets a second worker
   // take a row that is still in hand.
+  const { leaseMs } = deps.config.worker;
   const renewal = setInterval(() => {
     db.update(transactions)
-      .set({ leaseUntil: new Date(deps.clock.now().getTime() + LEASE_MS) })
+      .set({ leaseUntil: new Date(deps.clock.now().getTime() + leaseMs) })
       .where(and(eq(transactions.id, row.id), eq(transactions.leaseOwner, row.leaseOwner ?? '')))
       .catch((error: unknown) => logger.warn({ transactionId: row.id, err: error }, 'lease renewal failed'));
-  }, LEASE_MS / 3);
+  }, leaseMs / 3);
   renewal.unref();
   try {
     if (!runner) throw new Error(`no runner for ${row.type}`);
@@ -143,7 +143,7 @@ export async function processRow(deps: Deps, row: TransactionRow, logger: Logger
 
 /**
  * The embedded database is opened by one process at a time, so at start every lease in it belongs to a process
- * that is gone (kill -9, power loss): release them now instead of leaving the rows stalled for LEASE_MS. On
+ * that is gone (kill -9, power loss): release them now instead of leaving the rows stalled for the lease (WORKER_LEASE_MS). On
  * PostgreSQL other live workers may hold leases, which expire on their own.
  */
 export async function releaseOrphanedLeases(deps: Deps): Promise<number> {
