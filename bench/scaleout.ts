@@ -11,9 +11,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import type { Address, Hex } from 'viem';
+import type { Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { createRemoteNetwork } from '../src/adapters/chain/remote.ts';
 import { sendTransactionOrThrow } from '../src/adapters/chain/tx.ts';
 import type { Network } from '../src/adapters/chain/types.ts';
 import {
@@ -24,6 +23,7 @@ import {
   encodeWrap,
 } from '../src/adapters/confidential/helpers.ts';
 import {
+  devnetNetwork,
   freshDataDir,
   kill9,
   LOAD_ENV,
@@ -57,19 +57,6 @@ async function startDevnet(dataDir: string, port?: number): Promise<ServiceProce
   const devnet = await spawnService({ command: 'devnet', dataDir, ...(port ? { port } : {}) });
   await waitForOutput(devnet, DEVNET_READY);
   return devnet;
-}
-
-function devnetNetwork(settings: Record<string, string>): Network {
-  return createRemoteNetwork({
-    network: 'devnet',
-    rpcUrl: settings.RPC_URL as string,
-    operatorPrivateKey: settings.OPERATOR_PRIVATE_KEY as string,
-    contracts: {
-      stablecoin: settings.STABLECOIN_ADDRESS as Address,
-      confidentialToken: settings.CONFIDENTIAL_TOKEN_ADDRESS as Address,
-      letterVault: settings.LETTER_VAULT_ADDRESS as Address,
-    },
-  });
 }
 
 /** `count` confidential transfers straight to the devnet (8 senders in parallel); returns one sender's key. */

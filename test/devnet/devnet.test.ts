@@ -11,9 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { type Address, getAddress, toHex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createRemoteNetwork } from '../../src/adapters/chain/remote.ts';
 import { sendTransactionOrThrow } from '../../src/adapters/chain/tx.ts';
-import type { Network } from '../../src/adapters/chain/types.ts';
 import { createMockFhevmClient } from '../../src/adapters/confidential/fhevm-mock-client.ts';
 import { createFhevmRail } from '../../src/adapters/confidential/fhevm-rail.ts';
 import {
@@ -26,6 +24,7 @@ import {
 } from '../../src/adapters/confidential/helpers.ts';
 import {
   createWallet,
+  devnetNetwork,
   freshDataDir,
   kill9,
   LOAD_ENV,
@@ -58,19 +57,6 @@ async function rpc(url: string, method: string, params: unknown[] = []) {
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
   return (await response.json()) as { result?: unknown; error?: { code: number; message: string } };
-}
-
-function devnetNetwork(settings: Record<string, string>): Network {
-  return createRemoteNetwork({
-    network: 'devnet',
-    rpcUrl: settings.RPC_URL as string,
-    operatorPrivateKey: settings.OPERATOR_PRIVATE_KEY as string,
-    contracts: {
-      stablecoin: settings.STABLECOIN_ADDRESS as Address,
-      confidentialToken: settings.CONFIDENTIAL_TOKEN_ADDRESS as Address,
-      letterVault: settings.LETTER_VAULT_ADDRESS as Address,
-    },
-  });
 }
 
 describe('sealpay devnet', () => {

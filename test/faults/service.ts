@@ -8,6 +8,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Address } from 'viem';
+import { createRemoteNetwork } from '../../src/adapters/chain/remote.ts';
+import type { Network } from '../../src/adapters/chain/types.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const MAIN = join(ROOT, 'src', 'main.ts');
@@ -149,6 +152,20 @@ export function readDevnetEnv(dataDir: string): Record<string, string> {
     if (at > 0) settings[line.slice(0, at)] = line.slice(at + 1);
   }
   return settings;
+}
+
+/** A `NETWORK=devnet` network (the service's own code path) from the settings of a devnet's `devnet.env`. */
+export function devnetNetwork(settings: Record<string, string>): Network {
+  return createRemoteNetwork({
+    network: 'devnet',
+    rpcUrl: settings.RPC_URL as string,
+    operatorPrivateKey: settings.OPERATOR_PRIVATE_KEY as string,
+    contracts: {
+      stablecoin: settings.STABLECOIN_ADDRESS as Address,
+      confidentialToken: settings.CONFIDENTIAL_TOKEN_ADDRESS as Address,
+      letterVault: settings.LETTER_VAULT_ADDRESS as Address,
+    },
+  });
 }
 
 export async function kill9(service: ServiceProcess): Promise<void> {
