@@ -1,6 +1,8 @@
 /**
- * `npm run bench`: API-key authentication throughput, start to ready, and 200 confidential transfers through the
- * API against the same transfers sent straight to the chain. Prints a table and writes bench/results.json.
+ * `npm run bench`: API-key authentication throughput, start to ready, 200 confidential transfers through the
+ * API against the same transfers sent straight to the chain, and the production topology on one machine (devnet,
+ * 1 then 3 workers on PostgreSQL; devnet restart after 50 and 2,000 transfers). Prints a table and writes
+ * bench/results.json.
  *
  * Everything targets 127.0.0.1; each part is bounded to well under two minutes on a 2-core machine.
  * `npm run bench -- auth startup` runs only the named parts.
@@ -8,6 +10,7 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { type AuthResult, runAuthBench } from './auth.ts';
+import { runScaleoutBench, type ScaleoutResult } from './scaleout.ts';
 import { runStartupBench, type StartupResult } from './startup.ts';
 import { runTransfersBench, type TransfersResult } from './transfers.ts';
 
@@ -21,6 +24,7 @@ interface Results {
   auth?: AuthResult;
   startup?: StartupResult;
   transfers?: TransfersResult;
+  scaleout?: ScaleoutResult;
   partSeconds: Record<string, number>;
 }
 
@@ -66,6 +70,7 @@ const verdict = (ok: boolean) => (ok ? 'meets target' : 'MISSES target');
 results.auth = await part('auth', () => runAuthBench());
 results.startup = await part('startup', () => runStartupBench());
 results.transfers = await part('transfers', () => runTransfersBench());
+results.scaleout = await part('scaleout', () => runScaleoutBench());
 writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
 
 const out: string[] = [
@@ -136,6 +141,31 @@ if (results.transfers) {
     `  · API outcomes: ${t.api.confirmed} CONFIRMED, ${t.api.failed} FAILED (worker concurrency ${t.api.workerConcurrency})`,
     `ratio API / direct ${t.ratio} (target ≤ ${t.target}): ${verdict(t.ratio <= t.target)}; with the lighter client ${t.ratioLightPolling}`,
     ...t.notes.map((note) => `  · ${note}`),
+  );
+}
+if (results.scaleout) {
+  const d = results.scaleout;
+  const line = (name: string, f: ScaleoutResult['oneWorker']) => [
+    name,
+    f.wallMs,
+    f.perSecond,
+    f.medianMs,
+    f.p95Ms,
+    `${f.confirmed}/${f.failed}`,
+  ];
+  out.push(
+    table(
+      `d. Production topology: ${d.transfers} confidential transfers through the API on sealpay devnet + PostgreSQL`,
+      ['workers', 'wall ms', 'per s', 'median ms', 'p95 ms', 'confirmed/failed'],
+      [line('1 worker process', d.oneWorker), line('3 worker processes', d.threeWorkers)],
+    ),
+    table(
+      'Devnet restart (SIGTERM, start again)',
+      ['after transfers', 'serving JSON-RPC ms', 'first decryption ms'],
+      d.restart.map((r) => [r.after, r.servingMs, r.firstDecryptionMs]),
+    ),
+    `restart ratio 2,000 / 50 ${d.restartRatio} (target ≤ ${d.restartTarget}): ${verdict(d.restartRatio <= d.restartTarget)}`,
+    ...d.notes.map((note) => `  · ${note}`),
   );
 }
 out.push(

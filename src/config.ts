@@ -52,8 +52,17 @@ export interface Config {
   readonly rateLimits: RateLimitSettings;
   /** Faucet: default amount and rolling 24 h cap per account, in public-stablecoin units (decimal strings). */
   readonly faucet: { defaultAmount: string; capPer24h: string; gasTopUp: string };
-  /** `transientRetryHours`: how long after its creation a row that moved nothing keeps retrying transient faults. */
-  readonly worker: { enabled: boolean; pollMs: number; concurrency: number; transientRetryHours: number };
+  /**
+   * `transientRetryHours`: how long after its creation a row that moved nothing keeps retrying transient faults.
+   * `leaseMs`: how long a claimed row is a worker's; renewed while driven, so it bounds takeover after a crash.
+   */
+  readonly worker: {
+    enabled: boolean;
+    pollMs: number;
+    concurrency: number;
+    transientRetryHours: number;
+    leaseMs: number;
+  };
   readonly version: string;
 }
 
@@ -127,7 +136,7 @@ function packageVersion(): string {
 /** Parses the environment once, fails fast on a malformed value, and freezes the result. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
-  const network = oneOf(env, 'NETWORK', ['local', 'sepolia', 'mainnet'] as const, 'local');
+  const network = oneOf(env, 'NETWORK', ['local', 'devnet', 'sepolia', 'mainnet'] as const, 'local');
   const publicOrigin = (text(env, 'PUBLIC_ORIGIN') ?? `http://localhost:${port}`).replace(/\/+$/, '');
   try {
     new URL(publicOrigin);
@@ -191,6 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pollMs: integer(env, 'WORKER_POLL_MS', 100, 10),
       concurrency: integer(env, 'WORKER_CONCURRENCY', 8, 1, 256),
       transientRetryHours: integer(env, 'TRANSIENT_RETRY_HOURS', 24, 1, 24 * 365),
+      leaseMs: integer(env, 'WORKER_LEASE_MS', 120_000, 3000),
     },
     version: packageVersion(),
   };
@@ -198,6 +208,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('MASTER_KEY is required outside the embedded network');
   }
   return Object.freeze(config);
+}
+
+/** `sealpay devnet`'s own settings: it needs none of the service's (no database, no master key). */
+export interface DevnetSettings {
+  readonly dataDir: string;
+  readonly host: string;
+  readonly port: number;
+}
+
+export function loadDevnetSettings(env: NodeJS.ProcessEnv = process.env): DevnetSettings {
+  return Object.freeze({
+    dataDir: resolve(text(env, 'DATA_DIR') ?? './data'),
+    host: text(env, 'DEVNET_HOST') ?? '127.0.0.1',
+    port: integer(env, 'DEVNET_PORT', 8545, 0, 65535),
+  });
 }
 
 export { ConfigError };

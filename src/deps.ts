@@ -6,6 +6,7 @@ import type { Database } from './db/client.ts';
 import type { RateLimitStore } from './http/rate-limit.ts';
 import type { Keyring } from './lib/secrets.ts';
 import type { Clock } from './lib/time.ts';
+import type { WorkSignal } from './worker/work-signal.ts';
 
 /** Everything the feature modules need from the outside, built once by the composition root (src/main.ts). */
 export interface Deps {
@@ -18,5 +19,7 @@ export interface Deps {
   readonly network: Network | null;
   /** The print provider (local sandbox or Lob); null where none is configured (`503 mail_provider_not_configured`). */
   readonly mail: PrintProvider | null;
+  /** Wakes workers when work is queued: in this process, and across processes on PostgreSQL (LISTEN/NOTIFY). */
+  readonly workSignal: WorkSignal;
   readonly logger?: FastifyBaseLogger;
 }

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, loadDevnetSettings } from './config.ts';
 import { sendControlRequest, startControlServer } from './control.ts';
 import type { Deps } from './deps.ts';
 import { LockHeldError } from './lib/pid-lock.ts';
@@ -16,7 +16,11 @@ Commands:
   start                      API, worker and (on NETWORK=local) the embedded chain, in one process
   serve                      API only (scale out: any number, against one PostgreSQL)
   worker                     worker only (any number, against one PostgreSQL)
+  devnet                     a local chain with the fhEVM mock and relayer on JSON-RPC (DEVNET_PORT, 8545);
+                             writes DATA_DIR/devnet.env for NETWORK=devnet service processes
   migrate                    apply database migrations and exit
+  repair nonces              find nonce gaps (a broadcast the chain refused) and fill each with a zero-value
+                             self-transfer; prints what it did
   accounts create --email E [--name N] [--company C]
                              create an account with a temporary password (printed once)
   accounts disable --email E
@@ -72,6 +76,30 @@ async function run(role: Role): Promise<void> {
   }
 }
 
+async function runDevnet(): Promise<void> {
+  const settings = loadDevnetSettings();
+  const { startDevnet } = await import('./adapters/chain/devnet.ts');
+  const say = (message: string) => console.log(`devnet: ${message}`);
+  const devnet = await startDevnet({ ...settings, logger: { info: say, warn: say, error: say } });
+  closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
+    if (err) console.error('devnet: stopping after an error', err);
+    else say(`stopping (${signal ?? 'exit'})`);
+    await devnet.close();
+  });
+  // The operator's key stays in the file (mode 0600): settings are printed, secrets are not.
+  const shown = devnet.settings.map(([name, value]) =>
+    name === 'OPERATOR_PRIVATE_KEY' ? `${name}=<in ${devnet.envFile}>` : `${name}=${value}`,
+  );
+  console.log(
+    [
+      `sealpay devnet: JSON-RPC and the fhEVM relayer methods on ${devnet.rpcUrl} (chain ${devnet.network.chainId})`,
+      `settings for NETWORK=devnet processes, in ${devnet.envFile}:`,
+      ...shown.map((line) => `  ${line}`),
+      `load them with: set -a; . ${devnet.envFile}; set +a`,
+    ].join('\n'),
+  );
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
@@ -81,6 +109,8 @@ async function main(argv: string[]): Promise<void> {
       return run({ api: true, worker: false });
     case 'worker':
       return run({ api: false, worker: true });
+    case 'devnet':
+      return runDevnet();
     case 'migrate': {
       const config = loadConfig();
       if (!config.databaseUrl && (await sendControlRequest(config.dataDir, { command: 'ping' }))) {
@@ -90,6 +120,24 @@ async function main(argv: string[]): Promise<void> {
       const deps: Deps = await createDeps(config);
       await closeDeps(deps);
       console.log('migrations applied');
+      return;
+    }
+    case 'repair': {
+      if (rest[0] !== 'nonces') {
+        console.log(USAGE);
+        process.exitCode = 2;
+        return;
+      }
+      const deps = await createDeps(loadConfig(), { network: true });
+      try {
+        const { describeNonceRepair, repairNonces } = await import('./worker/nonce-repair.ts');
+        if (!deps.network) throw new Error('repair nonces needs the chain');
+        const report = await repairNonces(deps, deps.network);
+        console.log(describeNonceRepair(report));
+        if (report.repairs.some((repair) => repair.action === 'unfillable')) process.exitCode = 1;
+      } finally {
+        await closeDeps(deps);
+      }
       return;
     }
     case 'accounts': {

@@ -6,6 +6,7 @@ import type { Deps } from './deps.ts';
 import { MemoryRateLimitStore, PostgresRateLimitStore } from './http/rate-limit.ts';
 import { loadKeyring } from './lib/secrets.ts';
 import { type Clock, systemClock } from './lib/time.ts';
+import { createWorkSignal } from './worker/work-signal.ts';
 
 export interface RuntimeOptions {
   /** Starts the chain adapter (embedded network or RPC). Off for commands that only touch the database. */
@@ -62,10 +63,17 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
     now: () => clock.now(),
     ...(config.mailFrom ? { sender: config.mailFrom } : {}),
   });
-  return { config, database, keyring, clock, rateLimits, network, mail };
+  const workSignal = createWorkSignal(database, {
+    warn: (object, message) =>
+      options.logger
+        ? (options.logger.warn as (o: object, m: string) => void)(object, message)
+        : console.warn(`sealpay: ${message}`),
+  });
+  return { config, database, keyring, clock, rateLimits, network, mail, workSignal };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {
+  await deps.workSignal.close();
   await deps.network?.close();
   await deps.database.close();
 }

@@ -23,11 +23,16 @@ const silentLogger = {
  * A database for one test file: in-memory PGlite by default; when DATABASE_URL is set (the CI PostgreSQL run),
  * a fresh PostgreSQL database created for this file and dropped afterwards.
  */
-export async function openTestDatabase(): Promise<{ database: Database; drop: () => Promise<void> }> {
+export async function openTestDatabase(): Promise<{
+  database: Database;
+  drop: () => Promise<void>;
+  /** The PostgreSQL database's URL (null on PGlite), for a second connection as another process would open. */
+  url: string | null;
+}> {
   const adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
     const database = await openDatabase({ databaseUrl: null, dataDir: null });
-    return { database, drop: async () => {} };
+    return { database, drop: async () => {}, url: null };
   }
   const name = `sealpay_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
@@ -39,6 +44,7 @@ export async function openTestDatabase(): Promise<{ database: Database; drop: ()
   const database = await openDatabase({ databaseUrl: url.toString(), dataDir: null, poolSize: 5 });
   return {
     database,
+    url: url.toString(),
     drop: async () => {
       const cleanup = new pg.Client({ connectionString: adminUrl });
       await cleanup.connect();

@@ -18,12 +18,33 @@ export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 export type DbOrTx = Db | Tx;
 
+/** A dedicated connection LISTENing on one channel. */
+export interface ChannelListener {
+  /** Settles when the connection is lost (never after `close`). */
+  readonly lost: Promise<Error>;
+  close(): Promise<void>;
+}
+
 export interface Database {
   readonly db: Db;
   readonly kind: 'pglite' | 'postgres';
   migrate(): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * PostgreSQL only (the embedded database has one process): NOTIFY and LISTEN, so processes sharing the database
+   * can tell each other something happened.
+   */
+  /**
+   * Runs `work` while holding the lock named `key` in every process that shares the database: on PostgreSQL an
+   * advisory lock on a connection of its own (released by PostgreSQL if the process dies), which `work` gets as
+   * its `db`; on the embedded database, which has one process, an in-process lock over the one connection.
+   */
+  withLock<T>(key: string, work: (db: Db) => Promise<T>): Promise<T>;
+  readonly notifications: {
+    notify(channel: string): Promise<void>;
+    listen(channel: string, onNotification: () => void): Promise<ChannelListener>;
+  } | null;
 }
 
 /** Runs raw SQL and returns its rows, on PGlite and PostgreSQL alike. */
@@ -44,7 +65,23 @@ export interface DatabaseOptions {
   onPoolError?: (error: Error) => void;
 }
 
+/** One holder per key at a time inside this process: later callers queue behind earlier ones. */
+function inProcessLocks(): <T>(key: string, work: () => Promise<T>) => Promise<T> {
+  const tails = new Map<string, Promise<unknown>>();
+  return async (key, work) => {
+    const previous = tails.get(key) ?? Promise.resolve();
+    const current = previous.catch(() => {}).then(work);
+    tails.set(key, current);
+    try {
+      return await current;
+    } finally {
+      if (tails.get(key) === current) tails.delete(key);
+    }
+  };
+}
+
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  const queue = inProcessLocks();
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
     // A dropped idle connection must not take the process down; the pool replaces it, and the log says so.
@@ -58,6 +95,63 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
         await pool.query('select 1');
       },
       close: () => pool.end(),
+      // Queued in the process first, so waiting callers do not each hold a pooled connection.
+      withLock: (key, work) =>
+        queue(key, async () => {
+          const client = await pool.connect();
+          let broken: Error | undefined;
+          try {
+            await client.query('select pg_advisory_lock(hashtextextended($1, 0))', [key]);
+            try {
+              return await work(drizzlePg(client, { schema }) as unknown as Db);
+            } finally {
+              await client
+                .query('select pg_advisory_unlock(hashtextextended($1, 0))', [key])
+                .catch((error: Error) => {
+                  broken = error;
+                });
+            }
+          } finally {
+            // A connection that could not unlock is closed, which releases its lock.
+            client.release(broken);
+          }
+        }),
+      notifications: {
+        async notify(channel) {
+          await pool.query('select pg_notify($1, $2)', [channel, '']);
+        },
+        async listen(channel, onNotification) {
+          // Its own connection, outside the pool: a LISTEN lasts as long as the connection.
+          const client = new pg.Client({ connectionString: options.databaseUrl as string });
+          let closing = false;
+          const lost = new Promise<Error>((resolve) => {
+            client.on('error', (error) => {
+              if (!closing) resolve(error);
+            });
+            client.on('end', () => {
+              if (!closing) resolve(new Error('the LISTEN connection ended'));
+            });
+          });
+          client.on('notification', (message) => {
+            if (message.channel === channel) onNotification();
+          });
+          try {
+            await client.connect();
+            await client.query(`listen ${client.escapeIdentifier(channel)}`);
+          } catch (error) {
+            closing = true;
+            await client.end().catch(() => {});
+            throw error;
+          }
+          return {
+            lost,
+            async close() {
+              closing = true;
+              await client.end().catch(() => {});
+            },
+          };
+        },
+      },
     };
   }
   let client: PGlite;
@@ -92,5 +186,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       await client.close();
       release();
     },
+    withLock: (key, work) => queue(key, () => work(db)),
+    notifications: null,
   };
 }

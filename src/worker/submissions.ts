@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { type Address, type Hex, keccak256, type TransactionReceipt } from 'viem';
+import { type Address, type Hex, keccak256, TransactionNotFoundError, type TransactionReceipt } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { broadcastTransaction, waitForReceipt } from '../adapters/chain/tx.ts';
 import type { Network } from '../adapters/chain/types.ts';
@@ -40,19 +40,25 @@ export interface Call {
 const GAS_MARGIN_PERCENT = 130n;
 
 /**
- * Signing and broadcasting for one address never interleave inside a process, so a broadcast the chain refuses
- * can give its nonce back before anyone takes the next one. Across processes the nonce row lock orders them.
+ * Allocating a nonce, signing, storing and broadcasting for one address never interleave, in any process sharing
+ * the database (`Database.withLock`), so a broadcast the chain refuses can give its nonce back before anyone takes
+ * the next one: nonces stay gap-free.
  */
-const addressLocks = new Map<string, Promise<unknown>>();
-async function withAddressLock<T>(address: string, work: () => Promise<T>): Promise<T> {
-  const key = address.toLowerCase();
-  const previous = addressLocks.get(key) ?? Promise.resolve();
-  const current = previous.catch(() => {}).then(work);
-  addressLocks.set(key, current);
+export function nonceLockKey(address: Address): string {
+  return `nonce:${address.toLowerCase()}`;
+}
+
+/**
+ * Whether the chain has the transaction (mined or in its pool). Only a definite "not found" is false: an RPC that
+ * fails throws, so that a transaction that landed is never mistaken for one that did not.
+ */
+export async function isKnownToChain(network: Network, hash: Hex): Promise<boolean> {
   try {
-    return await current;
-  } finally {
-    if (addressLocks.get(key) === current) addressLocks.delete(key);
+    await network.publicClient.getTransaction({ hash });
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionNotFoundError) return false;
+    throw error;
   }
 }
 
@@ -129,12 +135,19 @@ export async function submitOnce(
   privateKey: Hex,
   buildCall: () => Promise<Call>,
 ): Promise<SubmissionRow> {
+  const account = privateKeyToAccount(privateKey);
   const existing = await findSubmission(deps, transactionId, purpose);
   if (existing) {
-    if (existing.status === 'SIGNED') await broadcastTransaction(network, existing.rawTx as Hex);
-    return existing;
+    if (existing.status !== 'SIGNED') return existing;
+    try {
+      await broadcastTransaction(network, existing.rawTx as Hex);
+      return existing;
+    } catch (error) {
+      if (!(await withdrawDeadSignature(deps, network, existing))) throw error;
+      // Its nonce went to another transaction (`sealpay repair nonces` filled a gap there): those bytes can never
+      // be mined, so the intent is signed again, once, at a fresh nonce.
+    }
   }
-  const account = privateKeyToAccount(privateKey);
   const call = await buildCall();
   const gas = await estimateGas(network, account.address, call);
   const fees = await feesFor(network);
@@ -144,8 +157,7 @@ export async function submitOnce(
     address: account.address,
     blockTag: 'pending',
   });
-  return withAddressLock(account.address, async () => {
-    const { db } = deps.database;
+  return deps.database.withLock(nonceLockKey(account.address), async (db) => {
     const submission = await db.transaction(async (tx) => {
       // One statement allocates: the first use starts at the chain's count, and the counter is never behind the
       // chain (a key also used elsewhere, an exported wallet, moves the chain's count on).
@@ -192,10 +204,7 @@ export async function submitOnce(
     } catch (error) {
       // The chain refused the bytes outright (they are not in its pool): nothing was sent, so the signature is
       // withdrawn and its nonce given back while no later one has been taken.
-      const known = await network.publicClient
-        .getTransaction({ hash: submission.txHash as Hex })
-        .catch(() => null);
-      if (!known && isDefinitiveRejection(error)) {
+      if (isDefinitiveRejection(error) && !(await isKnownToChain(network, submission.txHash as Hex))) {
         await db.transaction(async (tx) => {
           await tx.delete(chainSubmissions).where(eq(chainSubmissions.id, submission.id));
           await tx
@@ -215,6 +224,25 @@ export async function submitOnce(
       throw error;
     }
     return submission;
+  });
+}
+
+/**
+ * A stored signature whose nonce the chain has already used for another transaction can never be mined: it is
+ * deleted (under the address's nonce lock) and true is returned. Anything less certain leaves it alone.
+ */
+async function withdrawDeadSignature(
+  deps: Deps,
+  network: Network,
+  submission: SubmissionRow,
+): Promise<boolean> {
+  const from = submission.fromAddress as Address;
+  return deps.database.withLock(nonceLockKey(from), async (db) => {
+    const used = await network.publicClient.getTransactionCount({ address: from, blockTag: 'latest' });
+    if (used <= submission.nonce) return false;
+    if (await isKnownToChain(network, submission.txHash as Hex)) return false;
+    await db.delete(chainSubmissions).where(eq(chainSubmissions.id, submission.id));
+    return true;
   });
 }
 

@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import { and, eq, inArray, notInArray, sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import { rows } from '../db/client.ts';
@@ -9,19 +8,11 @@ import type { TransactionRow } from '../modules/transactions/transactions.reposi
 import { FAILURE_CODE, fail, type OperationContext, runners } from './operations.ts';
 import { PreflightError, RevertedError } from './submissions.ts';
 
-const LEASE_MS = 120_000;
 const MAX_BACKOFF_MS = 60_000;
 const HOUR_MS = 3_600_000;
 
 /** Pre-flight codes that are the transaction's errorCode as they are (the rest map to the type's failure code). */
 const OWN_CODES = new Set(['escrow_vault_underfunded', 'faucet_cap_exceeded']);
-
-/** Routes poke the in-process worker when they queue work, so it does not wait for its next poll. */
-const signal = new EventEmitter();
-signal.setMaxListeners(100);
-export function notifyWork(): void {
-  signal.emit('work');
-}
 
 type Logger = Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
 
@@ -33,7 +24,7 @@ function backoffMs(attempts: number): number {
 /** Claims up to `limit` runnable rows with a lease (SKIP LOCKED: several workers never take the same row). */
 export async function claimRows(deps: Deps, owner: string, limit: number): Promise<TransactionRow[]> {
   const now = deps.clock.now();
-  const leaseUntil = new Date(now.getTime() + LEASE_MS);
+  const leaseUntil = new Date(now.getTime() + deps.config.worker.leaseMs);
   const claimed = await rows<{ id: string }>(
     deps.database.db,
     sql`update transactions set lease_owner = ${owner}, lease_until = ${leaseUntil.toISOString()}
@@ -57,7 +48,7 @@ export async function claimRow(deps: Deps, id: string, owner: string): Promise<T
   const now = deps.clock.now();
   const [row] = await deps.database.db
     .update(transactions)
-    .set({ leaseOwner: owner, leaseUntil: new Date(now.getTime() + LEASE_MS) })
+    .set({ leaseOwner: owner, leaseUntil: new Date(now.getTime() + deps.config.worker.leaseMs) })
     .where(
       and(
         eq(transactions.id, id),
@@ -93,12 +84,13 @@ export async function processRow(deps: Deps, row: TransactionRow, logger: Logger
   const { db } = deps.database;
   // The lease is renewed while the row is driven, so a slow chain (a receipt wait) never lets a second worker
   // take a row that is still in hand.
+  const { leaseMs } = deps.config.worker;
   const renewal = setInterval(() => {
     db.update(transactions)
-      .set({ leaseUntil: new Date(deps.clock.now().getTime() + LEASE_MS) })
+      .set({ leaseUntil: new Date(deps.clock.now().getTime() + leaseMs) })
       .where(and(eq(transactions.id, row.id), eq(transactions.leaseOwner, row.leaseOwner ?? '')))
       .catch((error: unknown) => logger.warn({ transactionId: row.id, err: error }, 'lease renewal failed'));
-  }, LEASE_MS / 3);
+  }, leaseMs / 3);
   renewal.unref();
   try {
     if (!runner) throw new Error(`no runner for ${row.type}`);
@@ -157,7 +149,7 @@ export async function processRow(deps: Deps, row: TransactionRow, logger: Logger
 
 /**
  * The embedded database is opened by one process at a time, so at start every lease in it belongs to a process
- * that is gone (kill -9, power loss): release them now instead of leaving the rows stalled for LEASE_MS. On
+ * that is gone (kill -9, power loss): release them now instead of leaving the rows stalled for the lease (WORKER_LEASE_MS). On
  * PostgreSQL other live workers may hold leases, which expire on their own.
  */
 export async function releaseOrphanedLeases(deps: Deps): Promise<number> {
@@ -179,8 +171,13 @@ export async function startWorker(deps: Deps, logger: Logger): Promise<() => Pro
   const inFlight = new Set<Promise<void>>();
   let stopped = false;
   let wake: (() => void) | null = null;
-  const onWork = () => wake?.();
-  signal.on('work', onWork);
+  // A notification that arrives while the loop is claiming is kept for the next round rather than lost.
+  let notified = false;
+  // Requests notify when they queue work (deps.workSignal, across processes on PostgreSQL): no waiting for a poll.
+  const unsubscribe = deps.workSignal.subscribe(() => {
+    if (wake) wake();
+    else notified = true;
+  });
 
   const loop = (async () => {
     while (!stopped) {
@@ -204,6 +201,10 @@ export async function startWorker(deps: Deps, logger: Logger): Promise<() => Pro
         }
       }
       if (claimed.length > 0 && claimed.length === room) continue;
+      if (notified) {
+        notified = false;
+        if (room > 0) continue;
+      }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, pollMs);
         wake = () => {
@@ -219,7 +220,7 @@ export async function startWorker(deps: Deps, logger: Logger): Promise<() => Pro
   return async () => {
     stopped = true;
     wake?.();
-    signal.off('work', onWork);
+    unsubscribe();
     await loop;
     await Promise.allSettled([...inFlight]);
   };

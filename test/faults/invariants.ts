@@ -87,6 +87,11 @@ export async function checkInvariants(params: {
   wallets: WalletInfo[];
   /** Addresses that receive but never send (watch-only): only their incoming transfers are checked. */
   receivers?: Address[];
+  /**
+   * The letter vault, when letters were sent: an escrow is a confidential transfer from the wallet to the vault, a
+   * claim or refund one from the vault to the wallet, and balances count them.
+   */
+  letterVault?: Address;
 }): Promise<InvariantReport> {
   const problems: string[] = [];
   const { chain, transactions } = params;
@@ -145,18 +150,45 @@ export async function checkInvariants(params: {
       of('MINT', 'CONFIRMED').map((t) => lower(t.txHash) as string),
       problems,
     );
-    // Transfers: every ConfidentialTransfer from the wallet is a CONFIRMED transfer or a FAILED silent zero.
+    // Transfers: every ConfidentialTransfer from the wallet is a CONFIRMED transfer or a FAILED silent zero, or a
+    // letter's escrow into the vault (CONFIRMED, or FAILED having moved an encrypted zero).
+    const vault = params.letterVault;
     const sent = confidentialLogs.filter(
       (l) => isAddressEqual(l.args.from, address) && l.args.to !== zeroAddress,
     );
-    const silentZeros = of('TRANSFER', 'FAILED').filter((t) => t.txHash);
+    const silentZeros = [...of('TRANSFER', 'FAILED'), ...of('LETTER_ESCROW', 'FAILED')].filter(
+      (t) => t.txHash,
+    );
     counts.failedSilentZero = (counts.failedSilentZero ?? 0) + silentZeros.length;
     sameSet(
       `confidential transfers from ${address}`,
       sent.map((l) => l.transactionHash.toLowerCase()),
-      [...of('TRANSFER', 'CONFIRMED'), ...silentZeros].map((t) => lower(t.txHash) as string),
+      [...of('TRANSFER', 'CONFIRMED'), ...of('LETTER_ESCROW', 'CONFIRMED'), ...silentZeros].map(
+        (t) => lower(t.txHash) as string,
+      ),
       problems,
     );
+    if (vault) {
+      // An escrow (transfer-and-call) also carries the vault's hand-back of what it did not accept, an encrypted
+      // zero, to the sender: that is part of the escrow's transaction, not a claim or a refund.
+      const escrows = new Set(
+        [...of('LETTER_ESCROW', 'CONFIRMED'), ...of('LETTER_ESCROW', 'FAILED')].map((t) => lower(t.txHash)),
+      );
+      const fromVault = confidentialLogs.filter(
+        (l) =>
+          isAddressEqual(l.args.from, vault) &&
+          isAddressEqual(l.args.to, address) &&
+          !escrows.has(l.transactionHash.toLowerCase()),
+      );
+      sameSet(
+        `letter claims and refunds to ${address}`,
+        fromVault.map((l) => l.transactionHash.toLowerCase()),
+        [...of('LETTER_CLAIM', 'CONFIRMED'), ...of('LETTER_REFUND', 'CONFIRMED')].map(
+          (t) => lower(t.txHash) as string,
+        ),
+        problems,
+      );
+    }
 
     // Redeem: the burns (unwrap) from the wallet are the SETTLED redeems and the FAILED ones that burnt an encrypted
     // zero; the payouts (finalizeUnwrap) to it are exactly the SETTLED ones.
@@ -194,7 +226,10 @@ export async function checkInvariants(params: {
       sum(of('MINT', 'CONFIRMED')) -
       sum(of('TRANSFER', 'CONFIRMED')) -
       sum(of('REDEEM', 'SETTLED')) +
-      (confirmedIn.get(address) ?? 0n);
+      (confirmedIn.get(address) ?? 0n) -
+      sum(of('LETTER_ESCROW', 'CONFIRMED')) +
+      sum(of('LETTER_CLAIM', 'CONFIRMED')) +
+      sum(of('LETTER_REFUND', 'CONFIRMED'));
     const confidentialBalance = await chain.confidentialBalance(wallet);
     if (confidentialBalance !== expectedConfidential) {
       problems.push(
@@ -232,5 +267,15 @@ export function seededRandom(seed: number): () => number {
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A seeded PRNG with the two draws the fault and scale-out runs make: an element of a list, a 2-decimal amount. */
+export function seededDraws(seed: number) {
+  const random = seededRandom(seed);
+  return {
+    random,
+    pick: <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T,
+    amount: (min: number, max: number) => (min + random() * (max - min)).toFixed(2),
   };
 }

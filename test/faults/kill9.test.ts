@@ -15,7 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.ts';
 import { chainSubmissions } from '../../src/db/schema/index.ts';
 import { parseAmount } from '../../src/lib/money.ts';
-import { type ChainView, checkInvariants, type RawLog, seededRandom, type TxView } from './invariants.ts';
+import { type ChainView, checkInvariants, type RawLog, seededDraws, type TxView } from './invariants.ts';
 import {
   type Client,
   createWallet,
@@ -34,9 +34,7 @@ import {
 } from './service.ts';
 
 const SEED = Number(process.env.FAULT_SEED ?? Math.floor(Math.random() * 2 ** 31));
-const random = seededRandom(SEED);
-const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;
-const amount = (min: number, max: number) => (min + random() * (max - min)).toFixed(2);
+const { random, pick, amount } = seededDraws(SEED);
 
 const ACCOUNTS = 3;
 const WALLETS_PER_ACCOUNT = 2;

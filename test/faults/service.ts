@@ -3,11 +3,14 @@
  * tests (kill -9 at random moments) and by `npm run bench` (start to ready, transfers through the API).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Address } from 'viem';
+import { createRemoteNetwork } from '../../src/adapters/chain/remote.ts';
+import type { Network } from '../../src/adapters/chain/types.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const MAIN = join(ROOT, 'src', 'main.ts');
@@ -48,15 +51,19 @@ export interface ServiceProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** The last lines of stdout and stderr, for failure messages. */
   tail(): string;
+  /** The last 200 lines of stdout and stderr. */
+  output(): string;
 }
 
 export interface SpawnOptions {
   dataDir: string;
   port?: number;
   env?: Record<string, string>;
+  /** The CLI command (default `start`). */
+  command?: 'start' | 'serve' | 'worker' | 'devnet' | 'migrate';
 }
 
-/** Spawns `node src/main.ts start` on Node 24 (the runtime this process runs on). */
+/** Spawns `node src/main.ts start` (or another command) on Node 24 (the runtime this process runs on). */
 export async function spawnService(options: SpawnOptions): Promise<ServiceProcess> {
   const port = options.port ?? (await freePort());
   const lines: string[] = [];
@@ -66,15 +73,16 @@ export async function spawnService(options: SpawnOptions): Promise<ServiceProces
   };
   const spawnedAt = performance.now();
   // `start` is the embedded topology (API, worker and chain in one process over the embedded database): a
-  // DATABASE_URL meant for the PostgreSQL test run must not leak into it.
+  // DATABASE_URL meant for the PostgreSQL test run must not leak into it (a caller that wants one passes it).
   const { DATABASE_URL: _postgres, ...inherited } = process.env;
-  const child = spawn(process.execPath, [MAIN, 'start'], {
+  const child = spawn(process.execPath, [MAIN, options.command ?? 'start'], {
     cwd: ROOT,
     env: {
       ...inherited,
       LOG_LEVEL: 'warn',
       ...options.env,
       PORT: String(port),
+      DEVNET_PORT: String(port),
       HOST: '127.0.0.1',
       DATA_DIR: options.dataDir,
     },
@@ -93,7 +101,26 @@ export async function spawnService(options: SpawnOptions): Promise<ServiceProces
     spawnedAt,
     exited,
     tail: () => lines.slice(-40).join('\n'),
+    output: () => lines.join('\n'),
   };
+}
+
+/** Waits until the process has printed a line matching `pattern` (a worker has no HTTP port to poll). */
+export async function waitForOutput(
+  service: ServiceProcess,
+  pattern: RegExp,
+  timeoutMs = 120_000,
+): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    if (pattern.test(service.output())) return;
+    if (service.child.exitCode !== null || service.child.signalCode !== null) {
+      throw new Error(`the process exited before printing ${pattern}:\n${service.tail()}`);
+    }
+    if (performance.now() > deadline)
+      throw new Error(`no ${pattern} after ${timeoutMs} ms:\n${service.tail()}`);
+    await sleep(20);
+  }
 }
 
 /** Polls `GET /readyz` until 200; returns the milliseconds since the spawn. */
@@ -115,6 +142,30 @@ export async function waitReady(service: ServiceProcess, timeoutMs = 120_000, po
     if (performance.now() > deadline) throw new Error(`not ready after ${timeoutMs} ms:\n${service.tail()}`);
     await sleep(pollMs);
   }
+}
+
+/** The settings `sealpay devnet` wrote to `{dataDir}/devnet.env`. */
+export function readDevnetEnv(dataDir: string): Record<string, string> {
+  const settings: Record<string, string> = {};
+  for (const line of readFileSync(join(dataDir, 'devnet.env'), 'utf8').split('\n')) {
+    const at = line.indexOf('=');
+    if (at > 0) settings[line.slice(0, at)] = line.slice(at + 1);
+  }
+  return settings;
+}
+
+/** A `NETWORK=devnet` network (the service's own code path) from the settings of a devnet's `devnet.env`. */
+export function devnetNetwork(settings: Record<string, string>): Network {
+  return createRemoteNetwork({
+    network: 'devnet',
+    rpcUrl: settings.RPC_URL as string,
+    operatorPrivateKey: settings.OPERATOR_PRIVATE_KEY as string,
+    contracts: {
+      stablecoin: settings.STABLECOIN_ADDRESS as Address,
+      confidentialToken: settings.CONFIDENTIAL_TOKEN_ADDRESS as Address,
+      letterVault: settings.LETTER_VAULT_ADDRESS as Address,
+    },
+  });
 }
 
 export async function kill9(service: ServiceProcess): Promise<void> {

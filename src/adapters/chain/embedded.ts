@@ -26,6 +26,7 @@ import { hardhat } from 'viem/chains';
 import { acquirePidLock } from '../../lib/pid-lock.ts';
 import { createMockFhevm, deployFhevmHost, type MockSignerKeys } from '../confidential/fhevm-mock.ts';
 import { createFhevmRail } from '../confidential/fhevm-rail.ts';
+import { isRelayerMethod } from '../confidential/relayer-methods.ts';
 import { CONTRACT_NAMES, loadArtifact } from './contracts.ts';
 import { createEdrProvider, EMBEDDED_CHAIN_ID } from './edr.ts';
 import { Journal, type JournalEntry, readJournal } from './journal.ts';
@@ -238,6 +239,8 @@ async function startEmbeddedNetwork(
     rail,
     rpc: (args) => {
       if (closed) return Promise.reject(new Error('The embedded network is closed'));
+      // The relayer methods answer like `hardhat node` with Zama's plugin: dApps build a MockFhevmInstance on /rpc.
+      if (isRelayerMethod(args.method)) return mock.serveRelayer(args.method, args.params);
       return chain.request(args);
     },
     startup: { durationMs, replayedEntries: entries.length, droppedBytes, firstStart },

@@ -1,5 +1,6 @@
 /**
- * The chain adapter's entry point: `createNetwork(config)` picks the embedded network (`local`) or a real one.
+ * The chain adapter's entry point: `createNetwork(config)` picks the embedded network (`local`) or one reached over
+ * JSON-RPC (`devnet`, `sepolia`, `mainnet`: one code path, the relayer differs).
  */
 import { createEmbeddedNetwork, type Logger } from './embedded.ts';
 import { createRemoteNetwork } from './remote.ts';
@@ -10,7 +11,7 @@ export * from './contracts.ts';
 export type { EmbeddedNetwork, EmbeddedNetworkOptions, Logger } from './embedded.ts';
 export { createEmbeddedNetwork, embeddedChain } from './embedded.ts';
 export { handleJsonRpcBody, isPublicRpcMethod, jsonRpcParseError } from './jsonrpc.ts';
-export { createRemoteNetwork, EXPLORERS, findAppError } from './remote.ts';
+export { createRemoteNetwork, devnetChain, EXPLORERS, findAppError } from './remote.ts';
 export * from './tx.ts';
 export type { ContractAddresses, Network, NetworkName } from './types.ts';
 

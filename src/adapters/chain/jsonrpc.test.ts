@@ -5,7 +5,7 @@ import { parseEther } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RpcError } from './edr.ts';
 import { createEmbeddedNetwork, type EmbeddedNetwork } from './embedded.ts';
-import { handleJsonRpcBody, isPublicRpcMethod, jsonRpcParseError } from './jsonrpc.ts';
+import { handleJsonRpcBody, isDevnetRpcMethod, isPublicRpcMethod, jsonRpcParseError } from './jsonrpc.ts';
 import { signTransaction } from './tx.ts';
 
 const fake = async ({ method, params }: { method: string; params?: unknown }) => {
@@ -78,6 +78,23 @@ describe('handleJsonRpcBody', () => {
     expect(await handleJsonRpcBody(fake, body)).toMatchObject({ error: { code: -32601 } });
     expect(await handleJsonRpcBody(fake, body, { allowMethod: () => true })).toMatchObject({ result: true });
   });
+
+  it('serves the fhEVM relayer methods, never the debug ones that reveal cleartexts', () => {
+    for (const allowed of [isPublicRpcMethod, isDevnetRpcMethod]) {
+      expect(allowed('fhevm_relayer_metadata')).toBe(true);
+      expect(allowed('fhevm_relayer_v1_input_proof')).toBe(true);
+      expect(allowed('fhevm_relayer_v1_user_decrypt')).toBe(true);
+      expect(allowed('fhevm_relayer_v1_delegated_user_decrypt')).toBe(true);
+      expect(allowed('fhevm_relayer_v1_public_decrypt')).toBe(true);
+      expect(allowed('fhevm_getClearText')).toBe(false);
+      expect(allowed('fhevm_createDecryptionSignatures')).toBe(false);
+      expect(allowed('eth_sendTransaction')).toBe(false);
+      expect(allowed('personal_sign')).toBe(false);
+    }
+    // The devnet also serves the development methods, as hardhat node and anvil do.
+    expect(isDevnetRpcMethod('evm_mine')).toBe(true);
+    expect(isDevnetRpcMethod('evm_increaseTime')).toBe(true);
+  });
 });
 
 describe('handleJsonRpcBody over the embedded network', () => {
@@ -114,5 +131,29 @@ describe('handleJsonRpcBody over the embedded network', () => {
       params: ['0x00000000000000000000000000000000000000bb', 'latest'],
     });
     expect(balance).toEqual({ jsonrpc: '2.0', id: 2, result: `0x${parseEther('2').toString(16)}` });
+  });
+
+  it('answers the relayer metadata a dApp builds its MockFhevmInstance from (the /rpc of npm start)', async () => {
+    const response = await handleJsonRpcBody(network.rpc, {
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'fhevm_relayer_metadata',
+      params: [],
+    });
+    expect(response).toMatchObject({
+      result: {
+        chainId: 31337,
+        ACLAddress: '0x50157CFfD6bBFA2DECe204a89ec419c23ef5755D',
+        KMSVerifierAddress: '0x901F8942346f7AB3a01F6D7613119Bca447Bb030',
+        CoprocessorAddress: '0xe3a9105a3a932253A70F126eb1E3b589C643dD24',
+      },
+    });
+    const clear = await handleJsonRpcBody(network.rpc, {
+      jsonrpc: '2.0',
+      id: 4,
+      method: 'fhevm_getClearText',
+      params: [[`0x${'11'.repeat(32)}`]],
+    });
+    expect(clear).toMatchObject({ error: { code: -32601 } });
   });
 });

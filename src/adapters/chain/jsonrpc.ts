@@ -4,8 +4,9 @@
  * `handleJsonRpcBody(rpc, body)` turns a parsed request body (one request or a batch) into the response body:
  * a response object, an array of them, or `null` when nothing is to be answered (only notifications: HTTP 204).
  * By default only the methods a wallet needs are served (`eth_*`, `net_*`, `web3_*`, minus the ones that would
- * sign with node-held keys); pass `{allowMethod: () => true}` to also serve `hardhat_*`/`evm_*` cheat codes.
+ * sign with node-held keys, and the fhEVM relayer methods); `isDevnetRpcMethod` adds the development methods.
  */
+import { isRelayerMethod } from '../confidential/relayer-methods.ts';
 import { RpcError } from './edr.ts';
 
 export type JsonRpcId = string | number | null;
@@ -43,10 +44,25 @@ const NODE_SIGNING_METHODS = new Set([
   'personal_sign',
 ]);
 
-/** Methods a public wallet endpoint serves: reads and `eth_sendRawTransaction`, nothing that rewrites the chain. */
+/**
+ * Methods a public wallet endpoint serves: reads, `eth_sendRawTransaction` and the fhEVM relayer methods (input
+ * proofs, decryptions the ACL allows), nothing that rewrites the chain or reveals a cleartext.
+ */
 export function isPublicRpcMethod(method: string): boolean {
   if (NODE_SIGNING_METHODS.has(method)) return false;
+  if (isRelayerMethod(method)) return true;
   return method.startsWith('eth_') || method.startsWith('net_') || method.startsWith('web3_');
+}
+
+/**
+ * What `sealpay devnet` serves: the public methods plus the chain's development methods (mining, time, balances),
+ * as `hardhat node` and `anvil` do. Still no node-side signing (the devnet holds no keys for callers), and of the
+ * `fhevm_*` methods only the relayer's.
+ */
+export function isDevnetRpcMethod(method: string): boolean {
+  if (NODE_SIGNING_METHODS.has(method)) return false;
+  if (method.startsWith('fhevm_')) return isRelayerMethod(method);
+  return true;
 }
 
 function failure(id: JsonRpcId, code: number, message: string, data?: unknown): JsonRpcFailure {

@@ -1,5 +1,8 @@
 /**
- * `NETWORK=sepolia|mainnet`: viem over `RPC_URL` (HTTP) and the Zama relayer SDK.
+ * `NETWORK=sepolia|mainnet|devnet`: viem over `RPC_URL` (HTTP) and a relayer: Zama's (the relayer SDK) on the public
+ * networks; on `devnet` (`sealpay devnet`, or `hardhat node` with Zama's plugin) the mock relayer that answers the
+ * `fhevm_relayer_*` methods on the same RPC URL, through `@fhevm/mock-utils`'s `MockFhevmInstance`, which has the
+ * relayer SDK instance's interface. Everything else is the same code.
  *
  * Construction never fails for a missing setting, so that the service starts and answers 503s: what is missing
  * throws on first use (`missingSetting('RPC_URL')`, `missingSetting('OPERATOR_PRIVATE_KEY')`, the contract
@@ -18,13 +21,15 @@ import {
   type PublicClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { mainnet, sepolia } from 'viem/chains';
+import { hardhat, mainnet, sepolia } from 'viem/chains';
 import { AppError, missingSetting } from '../../lib/errors.ts';
 import { createFhevmRail, type FhevmInstanceLike } from '../confidential/fhevm-rail.ts';
 import type { ContractAddresses, Network } from './types.ts';
 
+export type RemoteNetworkName = 'sepolia' | 'mainnet' | 'devnet';
+
 export interface RemoteNetworkOptions {
-  network: 'sepolia' | 'mainnet';
+  network: RemoteNetworkName;
   rpcUrl?: string;
   zamaApiKey?: string;
   operatorPrivateKey?: string;
@@ -42,7 +47,13 @@ const CONTRACT_SETTINGS: Record<keyof ContractAddresses, string> = {
 export const EXPLORERS = {
   sepolia: 'https://sepolia.etherscan.io',
   mainnet: 'https://etherscan.io',
+  devnet: null,
 } as const;
+
+/** `sealpay devnet`: chain 31337, like `hardhat node` and `anvil`. */
+export const devnetChain = { ...hardhat, name: 'sealpay devnet' } as const;
+
+const CHAINS = { sepolia, mainnet, devnet: devnetChain } as const;
 
 function invalidSetting(variable: string, why: string): AppError {
   return new AppError('configuration_missing', `The service is misconfigured: ${variable} ${why}.`, {
@@ -64,7 +75,9 @@ export function findAppError(error: unknown): AppError | undefined {
 }
 
 export function createRemoteNetwork(options: RemoteNetworkOptions): Network {
-  const chain = options.network === 'mainnet' ? mainnet : sepolia;
+  const chain = CHAINS[options.network];
+  // The devnet's relayer is the mock one on the RPC URL itself: no Zama credentials.
+  const mockRelayer = options.network === 'devnet';
   const rpcUrl = options.rpcUrl?.trim() || undefined;
   const zamaApiKey = options.zamaApiKey?.trim() || undefined;
   const operatorKey = options.operatorPrivateKey?.trim() || undefined;
@@ -85,7 +98,7 @@ export function createRemoteNetwork(options: RemoteNetworkOptions): Network {
     for (const [field, variable] of Object.entries(CONTRACT_SETTINGS)) {
       if (!options.contracts[field as keyof ContractAddresses]) list.push(variable);
     }
-    if (!zamaApiKey) list.push('ZAMA_API_KEY');
+    if (!zamaApiKey && !mockRelayer) list.push('ZAMA_API_KEY');
     return list;
   };
 
@@ -122,12 +135,16 @@ export function createRemoteNetwork(options: RemoteNetworkOptions): Network {
   const createInstance =
     options.createInstance ??
     (async (config: FhevmInstanceConfig) => {
+      if (mockRelayer) {
+        const { createMockFhevmClient } = await import('../confidential/fhevm-mock-client.ts');
+        return (await createMockFhevmClient(config.network as string)) as unknown as FhevmInstanceLike;
+      }
       const { createInstance: sdkCreateInstance } = await import('@zama-fhe/relayer-sdk/node');
       return (await sdkCreateInstance(config)) as unknown as FhevmInstanceLike;
     });
   let instancePromise: Promise<FhevmInstanceLike> | null = null;
   const getInstance = (): Promise<FhevmInstanceLike> => {
-    if (!zamaApiKey) {
+    if (!zamaApiKey && !mockRelayer) {
       return Promise.reject(
         new AppError(
           'fhe_credentials_missing',
@@ -139,7 +156,7 @@ export function createRemoteNetwork(options: RemoteNetworkOptions): Network {
     instancePromise ??= createInstance({
       ...baseConfig,
       network: rpcUrl,
-      auth: { __type: 'ApiKeyHeader', value: zamaApiKey },
+      ...(zamaApiKey ? { auth: { __type: 'ApiKeyHeader' as const, value: zamaApiKey } } : {}),
     }).catch((error: unknown) => {
       instancePromise = null;
       throw new AppError('upstream_error', 'The Zama relayer could not be reached.', { cause: error });
@@ -159,7 +176,7 @@ export function createRemoteNetwork(options: RemoteNetworkOptions): Network {
       if (!operator) throw missingSetting('OPERATOR_PRIVATE_KEY');
       return operator;
     },
-    rail: createFhevmRail('fhe', getInstance),
+    rail: createFhevmRail(mockRelayer ? 'mock' : 'fhe', getInstance),
     rpc: null,
     async ready() {
       const absent = missing();
@@ -176,6 +193,16 @@ export function createRemoteNetwork(options: RemoteNetworkOptions): Network {
         return { ok: false, detail: `RPC_URL does not answer: ${(error as Error).message.split('\n')[0]}` };
       }
       if (absent.length > 0) return { ok: false, detail: `missing settings: ${absent.join(', ')}` };
+      if (mockRelayer) {
+        try {
+          await publicClient.request({ method: 'fhevm_relayer_metadata' as never });
+        } catch (error) {
+          return {
+            ok: false,
+            detail: `the relayer on RPC_URL does not answer: ${(error as Error).message.split('\n')[0]}`,
+          };
+        }
+      }
       return { ok: true };
     },
     async close() {},

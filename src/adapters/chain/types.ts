@@ -1,6 +1,6 @@
 import type { Address, Chain, Hex, PublicClient } from 'viem';
 
-export type NetworkName = 'local' | 'sepolia' | 'mainnet';
+export type NetworkName = 'local' | 'devnet' | 'sepolia' | 'mainnet';
 
 export interface ContractAddresses {
   stablecoin: Address;

@@ -21,6 +21,7 @@ import {
   MockFhevmInstance,
   constants as mockConstants,
   contracts as mockContracts,
+  version as mockUtilsVersion,
   relayer,
   setInitializableStorage,
   setOwnableStorage,
@@ -32,18 +33,21 @@ import type { Eip1193 } from '../chain/edr.ts';
 
 const require = createRequire(import.meta.url);
 
-/** `ZamaConfig._getLocalConfig()` of `@fhevm/solidity` 0.11.1 (chain 31337). */
 /**
  * The mock coprocessor replays chain events into its handle database when queried, and two queries at once
- * interleave that replay ("Parse event … in backward order"). Decryptions therefore run one at a time.
+ * interleave that replay ("Parse event … in backward order"). Decryptions of one coprocessor therefore run one at a
+ * time.
  */
-let decryptionQueue: Promise<unknown> = Promise.resolve();
-function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
-  const next = decryptionQueue.then(work, work);
-  decryptionQueue = next.catch(() => {});
-  return next;
+function serialQueue(): <T>(work: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return (work) => {
+    const next = tail.then(work, work);
+    tail = next.catch(() => {});
+    return next;
+  };
 }
 
+/** `ZamaConfig._getLocalConfig()` of `@fhevm/solidity` 0.11.1 (chain 31337). */
 export const LOCAL_FHEVM_CONFIG = {
   ACLAddress: '0x50157CFfD6bBFA2DECe204a89ec419c23ef5755D',
   CoprocessorAddress: '0xe3a9105a3a932253A70F126eb1E3b589C643dD24',
@@ -87,11 +91,16 @@ export interface HostAddresses {
   hcuLimit: Address;
 }
 
-/** Gateway-side values the EIP-712 domains use; any consistent values do, we take the Sepolia ones. */
+/**
+ * Gateway-side values the verifiers' EIP-712 domains are initialized with on a new chain: those of
+ * `@fhevm/hardhat-plugin` (Sepolia's gateway chain id, the plugin's verifying contracts), so that dApps written
+ * against `hardhat node` find the same domains here. The running mock reads the domains back from the chain, so a
+ * chain initialized with other values (Sepolia's verifying contracts, before the devnet) keeps working.
+ */
 const GATEWAY = {
   chainId: Number(SepoliaConfig.gatewayChainId),
-  decryptionAddress: getAddress(SepoliaConfig.verifyingContractAddressDecryption),
-  inputVerificationAddress: getAddress(SepoliaConfig.verifyingContractAddressInputVerification),
+  decryptionAddress: getAddress('0x5ffdaAB0373E62E2ea2944776209aEf29E631A64'),
+  inputVerificationAddress: getAddress('0x812b06e1CDCE800494b79fFE4f925A504a9A9810'),
 };
 
 async function call(chain: Eip1193, to: Address, abi: Abi, functionName: string, args: unknown[] = []) {
@@ -177,6 +186,8 @@ export interface MockFhevm {
   insertInputs(handles: string[], values: string[]): Promise<void>;
   /** Number of handles the mock knows (after processing pending chain events). */
   countHandles(): Promise<number>;
+  /** Answers one of `RELAYER_METHODS` for an untrusted caller (every check of the real gateway first). */
+  serveRelayer(method: string, params: unknown): Promise<unknown>;
 }
 
 /**
@@ -234,82 +245,199 @@ export async function createMockFhevm(
     }
   };
 
-  // The mock's relayer: what @fhevm/hardhat-plugin's provider extender answers on Hardhat.
+  const decryptOneAtATime = serialQueue();
+  const kmsVerifier = repository.kmsVerifier;
+  const inputVerifier = repository.inputVerifier;
+  const metadata: relayer.RelayerMetadata & {
+    verifyingContractAddressDecryption: string;
+    verifyingContractAddressInputVerification: string;
+  } = {
+    version: mockUtilsVersion,
+    chainId: MOCK_CHAIN_ID,
+    gatewayChainId: Number(kmsVerifier.gatewayChainId),
+    ACLAddress: addresses.acl,
+    CoprocessorAddress: addresses.executor,
+    KMSVerifierAddress: addresses.kmsVerifier,
+    InputVerifierAddress: addresses.inputVerifier,
+    // No relayer key exists here: the KMS signer (public on-chain) stands in, as a well-formed address.
+    relayerSignerAddress: getAddress(kmsSigner.address),
+    verifyingContractAddressDecryption: kmsVerifier.gatewayDecryptionAddress,
+    verifyingContractAddressInputVerification: inputVerifier.gatewayInputVerificationAddress,
+  };
+
+  const inputProof = async (payload: unknown) => {
+    relayer.assertIsMockRelayerV1InputProofPayload(payload);
+    if (getAddress(payload.mockData.aclContractAddress) !== addresses.acl) {
+      throw new RelayerRequestError(`ACL address mismatch: ${payload.mockData.aclContractAddress}`);
+    }
+    const contractChainId = Number(BigInt(payload.contractChainId));
+    if (contractChainId !== MOCK_CHAIN_ID) {
+      throw new RelayerRequestError(
+        `contractChainId ${contractChainId} is not this chain (${MOCK_CHAIN_ID})`,
+      );
+    }
+    const handleBytes = FhevmHandle.computeHandles(
+      Buffer.from(payload.ciphertextWithInputVerification.replace(/^0x/, ''), 'hex'),
+      payload.mockData.fhevmTypes,
+      payload.mockData.aclContractAddress,
+      contractChainId,
+      mockConstants.FHEVM_HANDLE_VERSION,
+    );
+    const response = await coprocessor.computeCoprocessorSignatures(
+      handleBytes,
+      contractChainId,
+      payload.contractAddress,
+      payload.userAddress,
+      payload.extraData,
+    );
+    const handles = response.handles.map((h) => (h.startsWith('0x') ? h : `0x${h}`));
+    const values = payload.mockData.clearTextValuesBigIntHex;
+    await insertInputs(handles, values);
+    await params.recordInput(handles, values);
+    return response;
+  };
+
+  const userDecryptResponse = async (pairs: { handle: string }[]) => {
+    const handles = pairs.map((p) => `0x${BigInt(p.handle).toString(16).padStart(64, '0')}`);
+    const decrypted = await decryptOneAtATime(() => coprocessor.queryHandlesBytes32AsHex(handles));
+    return { payload: { decrypted_values: decrypted }, signature: ZERO_HASH };
+  };
+
+  const publicDecrypt = async (payload: unknown) => {
+    relayer.assertIsRelayerV1PublicDecryptPayload(payload);
+    const clearTexts = await decryptOneAtATime(() =>
+      coprocessor.queryHandlesBytes32AsHex(payload.ciphertextHandles),
+    );
+    const signed = await kmsVerifier.computeDecryptionSignatures(
+      payload.ciphertextHandles,
+      clearTexts,
+      payload.extraData,
+    );
+    return { decrypted_value: signed.abiEncodedClearResult, signatures: signed.signatures };
+  };
+
+  // In-process: MockFhevmInstance has already checked the ACL, the grant's signature and its validity.
   const relayerProvider: Eip1193 = {
     async request({ method, params: rawParams }) {
       const args = (rawParams ?? []) as unknown[];
       switch (method) {
-        case relayer.RELAYER_V1_INPUT_PROOF: {
-          const payload = args[0];
-          relayer.assertIsMockRelayerV1InputProofPayload(payload);
-          if (getAddress(payload.mockData.aclContractAddress) !== addresses.acl) {
-            throw new Error(`ACL address mismatch: ${payload.mockData.aclContractAddress}`);
-          }
-          const contractChainId = Number(BigInt(payload.contractChainId));
-          const handleBytes = FhevmHandle.computeHandles(
-            Buffer.from(payload.ciphertextWithInputVerification.replace(/^0x/, ''), 'hex'),
-            payload.mockData.fhevmTypes,
-            payload.mockData.aclContractAddress,
-            contractChainId,
-            mockConstants.FHEVM_HANDLE_VERSION,
-          );
-          const response = await coprocessor.computeCoprocessorSignatures(
-            handleBytes,
-            contractChainId,
-            payload.contractAddress,
-            payload.userAddress,
-            payload.extraData,
-          );
-          const handles = response.handles.map((h) => (h.startsWith('0x') ? h : `0x${h}`));
-          const values = payload.mockData.clearTextValuesBigIntHex;
-          await insertInputs(handles, values);
-          await params.recordInput(handles, values);
-          return response;
-        }
+        case relayer.RELAYER_V1_INPUT_PROOF:
+          return inputProof(args[0]);
         case relayer.RELAYER_V1_USER_DECRYPT:
-        case relayer.RELAYER_V1_DELEGATED_USER_DECRYPT: {
-          // MockFhevmInstance has already checked the ACL and the EIP-712 signature.
-          const payload = args[0] as { handleContractPairs: { handle: string }[] };
-          const handles = payload.handleContractPairs.map(
-            (p) => `0x${BigInt(p.handle).toString(16).padStart(64, '0')}`,
+        case relayer.RELAYER_V1_DELEGATED_USER_DECRYPT:
+          return userDecryptResponse(
+            (args[0] as { handleContractPairs: { handle: string }[] }).handleContractPairs,
           );
-          const decrypted = await oneAtATime(() => coprocessor.queryHandlesBytes32AsHex(handles));
-          return { payload: { decrypted_values: decrypted }, signature: `0x${'00'.repeat(32)}` };
-        }
-        case relayer.RELAYER_V1_PUBLIC_DECRYPT: {
-          const payload = args[0];
-          relayer.assertIsRelayerV1PublicDecryptPayload(payload);
-          const clearTexts = await oneAtATime(() =>
-            coprocessor.queryHandlesBytes32AsHex(payload.ciphertextHandles),
-          );
-          const signed = await repository.kmsVerifier.computeDecryptionSignatures(
-            payload.ciphertextHandles,
-            clearTexts,
-            payload.extraData,
-          );
-          return { decrypted_value: signed.abiEncodedClearResult, signatures: signed.signatures };
-        }
+        case relayer.RELAYER_V1_PUBLIC_DECRYPT:
+          return publicDecrypt(args[0]);
         default:
           return chain.request({ method, params: rawParams });
       }
     },
   };
 
+  /**
+   * Over the network a caller is anyone: every check the real gateway and KMS make (ACL, the EIP-712 grant's
+   * signer, its validity window, the contracts it names) is made here before a cleartext leaves, as
+   * `@fhevm/hardhat-plugin` does on `hardhat node`.
+   */
+  /** The grant's window and chain, the contracts it names, and the ACL: `holder` and the contract may read. */
+  const checkAccess = async (
+    payload: {
+      contractsChainId: string;
+      requestValidity: { startTimestamp: string; durationDays: string };
+      handleContractPairs: { handle: string; contractAddress: string }[];
+      contractAddresses: string[];
+    },
+    holder: string,
+  ) => {
+    checkGrant(payload);
+    MockFhevmInstance.verifyHandleContractAddresses(payload.handleContractPairs, payload.contractAddresses);
+    await MockFhevmInstance.verifyUserACLPermissions(
+      readonlyProvider,
+      addresses.acl,
+      payload.handleContractPairs,
+      holder,
+    );
+  };
+
+  const serveRelayer = async (method: string, rawParams: unknown): Promise<unknown> => {
+    const args = Array.isArray(rawParams) ? rawParams : [];
+    switch (method) {
+      case relayer.RELAYER_METADATA:
+        return metadata;
+      case relayer.RELAYER_V1_INPUT_PROOF:
+        return inputProof(args[0]);
+      case relayer.RELAYER_V1_PUBLIC_DECRYPT: {
+        const payload = args[0];
+        relayer.assertIsRelayerV1PublicDecryptPayload(payload);
+        await MockFhevmInstance.verifyPublicACLPermissions(
+          readonlyProvider,
+          addresses.acl,
+          payload.ciphertextHandles,
+        );
+        return publicDecrypt(payload);
+      }
+      case relayer.RELAYER_V1_USER_DECRYPT: {
+        const payload = args[0];
+        relayer.assertIsRelayerV1UserDecryptPayload(payload);
+        await checkAccess(payload, payload.userAddress);
+        await MockFhevmInstance.verifyUserDecryptSignature(
+          payload.publicKey,
+          payload.signature,
+          payload.contractAddresses,
+          payload.userAddress,
+          Number(payload.requestValidity.startTimestamp),
+          Number(payload.requestValidity.durationDays),
+          kmsVerifier.gatewayDecryptionAddress,
+          MOCK_CHAIN_ID,
+        );
+        return userDecryptResponse(payload.handleContractPairs);
+      }
+      case relayer.RELAYER_V1_DELEGATED_USER_DECRYPT: {
+        const payload = args[0];
+        relayer.assertIsRelayerV1DelegatedUserDecryptPayload(payload);
+        await checkAccess(payload, payload.delegatorAddress);
+        await MockFhevmInstance.verifyDelegatedUserDecryptSignature({
+          publicKey: payload.publicKey,
+          signature: payload.signature,
+          contractAddresses: payload.contractAddresses,
+          delegatorAddress: payload.delegatorAddress,
+          delegateAddress: payload.delegateAddress,
+          startTimestamp: Number(payload.requestValidity.startTimestamp),
+          durationDays: Number(payload.requestValidity.durationDays),
+          verifyingContractAddressDecryption: kmsVerifier.gatewayDecryptionAddress,
+          contractsChainId: MOCK_CHAIN_ID,
+        });
+        await MockFhevmInstance.verifyUserDecryptionDelegation(
+          readonlyProvider,
+          addresses.acl,
+          payload.delegatorAddress,
+          payload.delegateAddress,
+          payload.handleContractPairs,
+        );
+        return userDecryptResponse(payload.handleContractPairs);
+      }
+      default:
+        throw new RelayerRequestError(`${method} is not a relayer method`);
+    }
+  };
+
   const instance = await MockFhevmInstance.create(
     relayerProvider,
     readonlyProvider,
     {
-      verifyingContractAddressDecryption: GATEWAY.decryptionAddress,
-      verifyingContractAddressInputVerification: GATEWAY.inputVerificationAddress,
+      verifyingContractAddressDecryption: kmsVerifier.gatewayDecryptionAddress,
+      verifyingContractAddressInputVerification: inputVerifier.gatewayInputVerificationAddress,
       kmsContractAddress: addresses.kmsVerifier,
       inputVerifierContractAddress: addresses.inputVerifier,
       aclContractAddress: addresses.acl,
-      chainId: 31337,
-      gatewayChainId: GATEWAY.chainId,
+      chainId: MOCK_CHAIN_ID,
+      gatewayChainId: Number(kmsVerifier.gatewayChainId),
     },
     {
-      inputVerifierProperties: repository.inputVerifier.inputVerifierProperties,
-      kmsVerifierProperties: repository.kmsVerifier.kmsVerifierProperties,
+      inputVerifierProperties: inputVerifier.inputVerifierProperties,
+      kmsVerifierProperties: kmsVerifier.kmsVerifierProperties,
     },
   );
 
@@ -317,9 +445,38 @@ export async function createMockFhevm(
     instance,
     addresses,
     insertInputs,
+    serveRelayer,
     async countHandles() {
       await coprocessor.awaitCoprocessor();
       return db.countHandles;
     },
   };
 }
+
+const MOCK_CHAIN_ID = 31337;
+const MAX_GRANT_DAYS = 365;
+
+/** A relayer request the mock refuses (bad payload, no permission): answered as a JSON-RPC error. */
+export class RelayerRequestError extends Error {
+  override name = 'RelayerRequestError';
+}
+
+/** The relayer SDK's checks of a grant before it is sent: within its validity window, for this chain. */
+function checkGrant(payload: {
+  contractsChainId: string;
+  requestValidity: { startTimestamp: string; durationDays: string };
+}): void {
+  if (Number(payload.contractsChainId) !== MOCK_CHAIN_ID) {
+    throw new RelayerRequestError(`contractsChainId ${payload.contractsChainId} is not this chain`);
+  }
+  const start = Number(payload.requestValidity.startTimestamp);
+  const days = Number(payload.requestValidity.durationDays);
+  const now = Math.floor(Date.now() / 1000);
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(days) || days <= 0 || days > MAX_GRANT_DAYS) {
+    throw new RelayerRequestError('Invalid request validity');
+  }
+  if (start > now) throw new RelayerRequestError('The grant starts in the future');
+  if (start + days * 86400 < now) throw new RelayerRequestError('The grant has expired');
+}
+
+export { RELAYER_METHODS } from './relayer-methods.ts';

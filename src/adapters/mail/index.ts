@@ -1,6 +1,6 @@
 /**
  * The mail adapter's entry point: `createPrintProvider(config)` picks Lob when `LOB_API_KEY` is set, the local
- * print sandbox when it is unset on the `local` network, and nothing otherwise (the mail route then answers
+ * print sandbox when it is unset on `local` or `devnet`, and nothing otherwise (the mail route then answers
  * `503 mail_provider_not_configured`).
  */
 import { createLobPrintProvider } from './lob.ts';
@@ -12,7 +12,7 @@ export { createLocalPrintSandbox, type LocalPrintSandboxOptions } from './local.
 export * from './types.ts';
 
 export interface PrintProviderOptions {
-  network: 'local' | 'sepolia' | 'mainnet';
+  network: 'local' | 'devnet' | 'sepolia' | 'mainnet';
   lobApiKey: string | null;
   /** The local sandbox keeps its letters under `{dataDir}/mail`. */
   dataDir: string;
@@ -33,7 +33,8 @@ export function createPrintProvider(options: PrintProviderOptions): PrintProvide
       ...(options.now ? { now: options.now } : {}),
     });
   }
-  if (options.network === 'local') {
+  // Both sandboxes on this machine (the embedded network and the devnet) print to local files.
+  if (options.network === 'local' || options.network === 'devnet') {
     return createLocalPrintSandbox({
       dataDir: options.dataDir,
       ...(options.now ? { now: options.now } : {}),

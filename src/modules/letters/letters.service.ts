@@ -15,7 +15,7 @@ import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { formatAmount } from '../../lib/money.ts';
-import { claimRow, notifyWork, processRow } from '../../worker/worker.ts';
+import { claimRow, processRow } from '../../worker/worker.ts';
 import type { UserRow } from '../accounts/accounts.repository.ts';
 import { findUserById } from '../accounts/accounts.repository.ts';
 import {
@@ -265,7 +265,7 @@ async function refundLetter(
       updatedAt: now,
     });
   });
-  if (moved) notifyWork();
+  if (moved) deps.workSignal.notify();
   return moved;
 }
 

@@ -7,7 +7,6 @@ import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { formatAmount } from '../../lib/money.ts';
 import { sha256Hex } from '../../lib/secrets.ts';
-import { notifyWork } from '../../worker/worker.ts';
 import { requireNetwork } from '../wallets/balances.ts';
 import type { WalletRow } from '../wallets/wallets.repository.ts';
 import { findByIdempotencyKey, insertTransaction, type TransactionRow } from './transactions.repository.ts';
@@ -97,7 +96,7 @@ export async function queueTransaction(deps: Deps, request: QueueRequest): Promi
       createdAt: now,
       updatedAt: now,
     });
-    notifyWork();
+    deps.workSignal.notify();
     return row;
   } catch (error) {
     if (request.idempotencyKey && isUniqueViolation(error)) {

@@ -38,7 +38,7 @@ const TransactionData = Type.Object({ transaction: Transaction });
 /** A 503 naming what is missing, checked before anything is queued (so no transaction row exists). */
 export function assertMoneyConfigured(deps: Deps): void {
   const network = requireNetwork(deps);
-  if (network.name !== 'local' && !deps.config.zamaApiKey) {
+  if (network.rail.kind === 'fhe' && !deps.config.zamaApiKey) {
     throw new AppError(
       'fhe_credentials_missing',
       'Confidential operations are not configured: ZAMA_API_KEY is not set.',

@@ -1,0 +1,47 @@
+/**
+ * A `MockFhevmInstance` over JSON-RPC: the client a dApp builds against `hardhat node` with Zama's plugin, and the
+ * one `NETWORK=devnet` uses. The relayer methods (`fhevm_relayer_*`) and the chain are the same endpoint; the
+ * verifiers' EIP-712 domains, signers and thresholds are read from the chain, so nothing here is a constant that
+ * could disagree with it.
+ */
+import { MockFhevmInstance, contracts as mockContracts, relayer } from '@fhevm/mock-utils';
+import { JsonRpcProvider } from 'ethers';
+import { getAddress } from 'viem';
+
+export async function createMockFhevmClient(rpcUrl: string): Promise<MockFhevmInstance> {
+  // No polling and no cache: the mock reads ACL permissions right after a transaction is mined.
+  const provider = new JsonRpcProvider(rpcUrl, undefined, {
+    staticNetwork: true,
+    cacheTimeout: -1,
+    polling: false,
+    batchMaxCount: 1,
+  });
+  const metadata = (await provider.send(relayer.RELAYER_METADATA, [])) as relayer.RelayerMetadata;
+  relayer.assertIsRelayerMetadata(metadata);
+  const chainId = Number((await provider.getNetwork()).chainId);
+  const kmsVerifier = await mockContracts.KMSVerifier.create(
+    provider,
+    getAddress(metadata.KMSVerifierAddress),
+  );
+  const inputVerifier = await mockContracts.InputVerifier.create(
+    provider,
+    getAddress(metadata.InputVerifierAddress),
+  );
+  return MockFhevmInstance.create(
+    provider,
+    provider,
+    {
+      verifyingContractAddressDecryption: kmsVerifier.gatewayDecryptionAddress,
+      verifyingContractAddressInputVerification: inputVerifier.gatewayInputVerificationAddress,
+      kmsContractAddress: getAddress(metadata.KMSVerifierAddress),
+      inputVerifierContractAddress: getAddress(metadata.InputVerifierAddress),
+      aclContractAddress: getAddress(metadata.ACLAddress),
+      chainId,
+      gatewayChainId: Number(kmsVerifier.gatewayChainId),
+    },
+    {
+      inputVerifierProperties: inputVerifier.inputVerifierProperties,
+      kmsVerifierProperties: kmsVerifier.kmsVerifierProperties,
+    },
+  );
+}

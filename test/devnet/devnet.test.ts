@@ -1,0 +1,201 @@
+/**
+ * `sealpay devnet` as a dApp and a service see it: a real child process serving JSON-RPC.
+ *
+ * - A `MockFhevmInstance` of `@fhevm/mock-utils` pointed at its URL encrypts an input (a confidential transfer) and
+ *   decrypts a balance its key may see; a stranger's or a forged grant is refused by the devnet itself, and the
+ *   debug methods that reveal cleartexts are not served.
+ * - A service process on `NETWORK=devnet` (the settings from `devnet.env`) moves money, and the devnet keeps its
+ *   state through kill -9.
+ */
+import { randomBytes } from 'node:crypto';
+import { type Address, getAddress, toHex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { sendTransactionOrThrow } from '../../src/adapters/chain/tx.ts';
+import { createMockFhevmClient } from '../../src/adapters/confidential/fhevm-mock-client.ts';
+import { createFhevmRail } from '../../src/adapters/confidential/fhevm-rail.ts';
+import {
+  decryptConfidentialBalance,
+  encodeApprove,
+  encodeConfidentialTransfer,
+  encodeMint,
+  encodeWrap,
+  getConfidentialBalanceHandle,
+} from '../../src/adapters/confidential/helpers.ts';
+import {
+  createWallet,
+  devnetNetwork,
+  freshDataDir,
+  kill9,
+  LOAD_ENV,
+  readDevnetEnv,
+  request,
+  type ServiceProcess,
+  signupWithKey,
+  spawnService,
+  waitForOutput,
+  waitReady,
+  waitTerminal,
+} from '../faults/service.ts';
+
+const running: ServiceProcess[] = [];
+afterAll(async () => {
+  await Promise.all(running.map((service) => kill9(service)));
+});
+
+async function startDevnet(dataDir: string, port?: number): Promise<ServiceProcess> {
+  const devnet = await spawnService({ command: 'devnet', dataDir, ...(port ? { port } : {}) });
+  running.push(devnet);
+  await waitForOutput(devnet, /sealpay devnet: JSON-RPC/);
+  return devnet;
+}
+
+async function rpc(url: string, method: string, params: unknown[] = []) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  return (await response.json()) as { result?: unknown; error?: { code: number; message: string } };
+}
+
+describe('sealpay devnet', () => {
+  const dataDir = freshDataDir('sealpay-devnet-');
+  let devnet: ServiceProcess;
+  let settings: Record<string, string>;
+
+  it('writes devnet.env with the settings of NETWORK=devnet, the key kept out of its output', async () => {
+    devnet = await startDevnet(dataDir);
+    settings = readDevnetEnv(dataDir);
+    expect(Object.keys(settings)).toEqual([
+      'NETWORK',
+      'RPC_URL',
+      'STABLECOIN_ADDRESS',
+      'CONFIDENTIAL_TOKEN_ADDRESS',
+      'LETTER_VAULT_ADDRESS',
+      'OPERATOR_PRIVATE_KEY',
+    ]);
+    expect(settings.NETWORK).toBe('devnet');
+    expect(settings.RPC_URL).toBe(`http://127.0.0.1:${devnet.port}`);
+    expect(devnet.output()).toContain(`STABLECOIN_ADDRESS=${settings.STABLECOIN_ADDRESS}`);
+    expect(devnet.output()).not.toContain((settings.OPERATOR_PRIVATE_KEY as string).slice(2));
+    expect((await rpc(settings.RPC_URL as string, 'eth_chainId')).result).toBe('0x7a69');
+  });
+
+  it('a MockFhevmInstance on its URL encrypts an input and decrypts a balance it may see, and no other', async () => {
+    const url = settings.RPC_URL as string;
+    const network = devnetNetwork(settings);
+    const operator = network.operator.privateKey;
+    const userKey = generatePrivateKey();
+    const user = privateKeyToAccount(userKey).address;
+    const recipient = getAddress(toHex(randomBytes(20)));
+    const token = network.contracts.confidentialToken;
+    await sendTransactionOrThrow(network, { privateKey: operator, to: user, value: 10n ** 18n });
+    await sendTransactionOrThrow(network, {
+      privateKey: operator,
+      to: network.contracts.stablecoin,
+      data: encodeMint(user, 50_000_000n),
+    });
+    await sendTransactionOrThrow(network, {
+      privateKey: userKey,
+      to: network.contracts.stablecoin,
+      data: encodeApprove(token, 50_000_000n),
+    });
+    await sendTransactionOrThrow(network, {
+      privateKey: userKey,
+      to: token,
+      data: encodeWrap(user, 50_000_000n),
+    });
+
+    // The dApp's client, built exactly as against `hardhat node` with Zama's plugin.
+    const instance = await createMockFhevmClient(url);
+    const input = instance.createEncryptedInput(token, user);
+    input.add64(20_000_000n);
+    const { handles, inputProof } = await input.encrypt();
+    await sendTransactionOrThrow(network, {
+      privateKey: userKey,
+      to: token,
+      data: encodeConfidentialTransfer(recipient, {
+        handle: toHex(handles[0] as Uint8Array, { size: 32 }),
+        inputProof: toHex(inputProof),
+      }),
+      gas: 1_000_000n,
+    });
+    const rail = createFhevmRail('mock', async () => instance);
+    expect(await decryptConfidentialBalance({ ...network, rail }, userKey)).toBe(30_000_000n);
+
+    // Refused by the devnet itself, whatever a client checks: a grant signed by someone else, and a stranger's own.
+    const handle = await getConfidentialBalanceHandle(network, user);
+    const stranger = privateKeyToAccount(generatePrivateKey());
+    const keypair = instance.generateKeypair();
+    const start = Math.floor(Date.now() / 1000) - 60;
+    const eip712 = instance.createEIP712(keypair.publicKey, [token], start, 1);
+    const { EIP712Domain: _domain, ...types } = eip712.types;
+    const strangerSignature = await stranger.signTypedData({
+      domain: eip712.domain,
+      types,
+      primaryType: eip712.primaryType,
+      message: eip712.message,
+    } as unknown as Parameters<typeof stranger.signTypedData>[0]);
+    const payload = (userAddress: Address) => ({
+      handleContractPairs: [{ handle, contractAddress: token }],
+      requestValidity: { startTimestamp: String(start), durationDays: '1' },
+      contractsChainId: '31337',
+      contractAddresses: [token],
+      userAddress,
+      signature: strangerSignature.slice(2),
+      publicKey: keypair.publicKey,
+      extraData: '0x00',
+    });
+    const forged = await rpc(url, 'fhevm_relayer_v1_user_decrypt', [payload(user)]);
+    expect(forged.error?.message).toMatch(/signature/i);
+    const notAllowed = await rpc(url, 'fhevm_relayer_v1_user_decrypt', [payload(stranger.address)]);
+    expect(notAllowed.error?.message).toMatch(/not authorized/i);
+    const publicAttempt = await rpc(url, 'fhevm_relayer_v1_public_decrypt', [
+      { ciphertextHandles: [handle], extraData: '0x00' },
+    ]);
+    expect(publicAttempt.error?.message).toMatch(/not allowed for public decryption/i);
+    for (const method of ['fhevm_getClearText', 'fhevm_createDecryptionSignatures', 'eth_sendTransaction']) {
+      expect((await rpc(url, method, [[handle]])).error?.code).toBe(-32601);
+    }
+  });
+
+  it('serves a NETWORK=devnet service that moves money, and keeps its state through kill -9', async () => {
+    const serviceDir = freshDataDir('sealpay-devnet-service-');
+    const service = await spawnService({
+      dataDir: serviceDir,
+      env: { ...LOAD_ENV, ...settings, MASTER_KEY: randomBytes(32).toString('hex') },
+    });
+    running.push(service);
+    await waitReady(service);
+    const network = (await request(service.baseUrl, 'GET', '/api/v1/network')).body.data;
+    expect(network).toMatchObject({ network: 'devnet', environment: 'sandbox', confidentiality: 'mock' });
+    expect(network.rpcUrl).toBe(settings.RPC_URL);
+
+    const client = await signupWithKey(service.baseUrl);
+    const wallet = await createWallet(service.baseUrl, client);
+    const post = async (path: string, body: Record<string, string>) => {
+      const response = await request(service.baseUrl, 'POST', `/api/v1${path}`, {
+        headers: client.headers,
+        body,
+      });
+      expect(response.status).toBe(201);
+      return waitTerminal(service.baseUrl, client, response.body.data.transaction.id);
+    };
+    expect((await post('/fund', { walletId: wallet.id, amount: '100' })).status).toBe('CONFIRMED');
+    expect((await post('/mint', { walletId: wallet.id, amount: '40' })).status).toBe('CONFIRMED');
+    const to = getAddress(toHex(randomBytes(20)));
+    expect((await post('/transfer', { walletId: wallet.id, to, amount: '5' })).status).toBe('CONFIRMED');
+
+    await kill9(devnet);
+    devnet = await startDevnet(dataDir, devnet.port);
+    expect(readDevnetEnv(dataDir)).toEqual(settings);
+    const balances = await request(service.baseUrl, 'GET', `/api/v1/balances?walletId=${wallet.id}`, {
+      headers: client.headers,
+    });
+    expect(balances.status).toBe(200);
+    expect(balances.body.data.balances[0].confidential.amount).toBe('35.00');
+    expect(balances.body.data.balances[0].normal.amount).toBe('60.00');
+    expect((await post('/transfer', { walletId: wallet.id, to, amount: '1.5' })).status).toBe('CONFIRMED');
+  });
+});
