@@ -100,7 +100,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
     genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,
     // Long enough that an over-long id reaches its schema (and reads as not found), short of abuse.
-    maxParamLength: 512,
+    routerOptions: { maxParamLength: 512 },
     schemaController: { compilersFactory: { buildValidator } },
     frameworkErrors: (_error, request, reply) =>
       sendError(reply, frameworkErrorOf(request, `${API_PREFIX}/transfer/letter/`)),
