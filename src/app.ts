@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import scalarReference from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Deps } from './deps.ts';
-import { installAuth } from './http/auth.ts';
+import { type AuthMode, installAuth } from './http/auth.ts';
 import { ErrorEnvelope, ok } from './http/envelope.ts';
 import { frameworkErrorOf, installErrorHandling, sendError, writeClientError } from './http/errors.ts';
 import { installInputChecks, installJsonParser } from './http/input.ts';
@@ -127,13 +127,23 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', description: 'svc_sk_… API key' },
           session: { type: 'apiKey', in: 'cookie', name: 'svc_session' },
+          operatorSecret: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Sweep-Secret',
+            description: 'the operator secret (SWEEP_SECRET)',
+          },
         },
       },
     },
     transform: ({ schema, url, route }) => {
-      const auth = (route.config as { auth?: string } | undefined)?.auth ?? 'none';
-      const security: Record<string, string[]>[] =
-        auth === 'either' ? [{ apiKey: [] }, { session: [] }] : auth === 'session' ? [{ session: [] }] : [];
+      const auth: AuthMode = (route.config as { auth?: AuthMode } | undefined)?.auth ?? 'none';
+      const security: Record<string, string[]>[] = {
+        none: [],
+        either: [{ apiKey: [] }, { session: [] }],
+        session: [{ session: [] }],
+        operator: [{ operatorSecret: [] }],
+      }[auth];
       const path = url.startsWith(API_PREFIX) ? url.slice(API_PREFIX.length) || '/' : url;
       return { schema: { ...schema, security } as typeof schema, url: path };
     },
@@ -156,8 +166,10 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
       registerReceiptRoutes(typed, deps);
       registerLetterRoutes(typed, deps);
       registerSecurityRoutes(typed, deps);
-      typed.get('/openapi.json', { config: { rate: 'none' }, schema: { hide: true } }, async () =>
-        app.swagger(),
+      typed.get(
+        '/openapi.json',
+        { config: { auth: 'none', rate: 'none' }, schema: { hide: true } },
+        async () => app.swagger(),
       );
     },
     { prefix: API_PREFIX },
