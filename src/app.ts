@@ -105,6 +105,9 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
     frameworkErrors: (_error, request, reply) =>
       sendError(reply, frameworkErrorOf(request, `${API_PREFIX}/transfer/letter/`)),
     clientErrorHandler: writeClientError,
+    // Node answers an HTTP/1.1 request without Host with a bare 400 of its own: it is let through and refused by
+    // installInputChecks, in the envelope.
+    http: { requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installJsonParser(app);

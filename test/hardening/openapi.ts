@@ -305,6 +305,22 @@ export function leaksIn(text: string, request: string): string[] {
   return found;
 }
 
+/**
+ * The statuses a code may have besides its own (src/lib/errors.ts), where the interface names two: a TOTP code and a
+ * passkey at login are 401, a receipt of a QUEUED transaction 409; `invalid_request` carries the status of what the
+ * framework refused (a 4xx).
+ */
+const OTHER_STATUSES: Partial<Record<ErrorCode, (status: number) => boolean>> = {
+  invalid_totp_code: (status) => status === 401,
+  passkey_verification_failed: (status) => status === 401,
+  receipt_unavailable: (status) => status === 409,
+  invalid_request: (status) => status >= 400 && status < 500,
+};
+
+function statusFits(code: ErrorCode, status: number): boolean {
+  return statusOf(code) === status || (OTHER_STATUSES[code]?.(status) ?? false);
+}
+
 export interface Answer {
   status: number;
   contentType: string;
@@ -345,6 +361,7 @@ export function problemsOf(
       if ((body as { ok?: unknown })?.ok !== false || typeof message !== 'string') {
         problems.push('an error outside the envelope {ok: false, error: {code, message}}');
       } else if (!isErrorCode(code)) problems.push(`a code outside the ErrorCode union: ${String(code)}`);
+      else if (!statusFits(code, answer.status)) problems.push(`${code} answered with ${answer.status}`);
     }
   } else if (isJson && !options.flat && (body as { ok?: unknown })?.ok !== true) {
     problems.push('a success outside the envelope {ok: true, data}');
