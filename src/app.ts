@@ -60,6 +60,9 @@ function trustProxyOf(
   return typeof trusted === 'number' ? (_address, hop) => hop < trusted : trusted;
 }
 
+/** Marks, between the swagger transforms, an operation whose whole body is optional (`config.optionalBody`). */
+const OPTIONAL_BODY = 'x-sealpay-optional-body';
+
 /** `Content-Security-Policy` of the API reference: its own script and styles, nothing framed, nothing remote. */
 const DOCS_CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
@@ -148,7 +151,22 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
         operator: [{ operatorSecret: [] }],
       }[auth];
       const path = url.startsWith(API_PREFIX) ? url.slice(API_PREFIX.length) || '/' : url;
-      return { schema: { ...schema, security } as typeof schema, url: path };
+      // @fastify/swagger documents every body as required: this mark tells transformObject which ones are not.
+      const optional = route.config?.optionalBody ? { [OPTIONAL_BODY]: true } : {};
+      return { schema: { ...schema, security, ...optional } as typeof schema, url: path };
+    },
+    transformObject: (document) => {
+      if (!('openapiObject' in document)) return document.swaggerObject;
+      const { openapiObject } = document;
+      for (const methods of Object.values(openapiObject.paths ?? {})) {
+        for (const operation of Object.values(methods ?? {}) as Array<Record<string, unknown>>) {
+          if (typeof operation !== 'object' || operation === null || !(OPTIONAL_BODY in operation)) continue;
+          delete operation[OPTIONAL_BODY];
+          const body = operation.requestBody as { required?: boolean } | undefined;
+          if (body) body.required = false;
+        }
+      }
+      return openapiObject;
     },
   });
   app.addSchema(ErrorEnvelope);

@@ -637,6 +637,31 @@ describe('fuzzing every documented operation through app.inject', () => {
   }, 240_000);
 });
 
+describe('the document against the routes', () => {
+  it('marks a request body required only where a request without one is refused', async () => {
+    const wrong: string[] = [];
+    for (const operation of operations.filter((candidate) => candidate.bodyRequired)) {
+      const pathNames = [...operation.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string);
+      const ids = Object.fromEntries(
+        pathNames.map((name) => [
+          name,
+          (pools[`own ${resourceOfPathId(operation.path)}`] as string[])[0] as string,
+        ]),
+      );
+      const credential = operation.auth === 'either' || operation.auth === 'session' ? 'session' : 'none';
+      const response = await ctx.app.inject({
+        method: operation.method,
+        url: `${API}${fillPath(operation.path, ids)}`,
+        headers: credentialHeaders(credential),
+      });
+      if (response.statusCode < 300) wrong.push(`${operation.name}: ${response.statusCode} without a body`);
+      else if (response.statusCode !== 400)
+        wrong.push(`${operation.name}: ${response.statusCode} ${response.body}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+});
+
 // ---------------------------------------------------------------------------------------------------------
 // Raw HTTP through a real socket: what Node's parser and the router see before any route does.
 

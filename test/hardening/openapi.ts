@@ -47,6 +47,8 @@ export interface Operation {
   flat: boolean;
   parameters: Parameter[];
   body: JsonSchema | null;
+  /** The document says a request without a body is incomplete. */
+  bodyRequired: boolean;
 }
 
 export const API = '/api/v1';
@@ -57,7 +59,7 @@ const FLAT_PROBES = new Set(['GET /sandbox', 'POST /sandbox']);
 interface OpenApiOperation {
   security?: Record<string, string[]>[];
   parameters?: Array<{ name: string; in: string; required?: boolean; schema?: JsonSchema }>;
-  requestBody?: { content?: Record<string, { schema?: JsonSchema }> };
+  requestBody?: { required?: boolean; content?: Record<string, { schema?: JsonSchema }> };
 }
 
 /**
@@ -111,6 +113,7 @@ export function operationsOf(document: {
           schema: resolve(parameter.schema) ?? {},
         })),
         body: resolve(operation.requestBody?.content?.['application/json']?.schema) ?? null,
+        bodyRequired: operation.requestBody?.required ?? false,
       });
     }
   }
