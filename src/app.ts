@@ -4,7 +4,7 @@ import fastifyCookie from '@fastify/cookie';
 import fastifySwagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import scalarReference from '@scalar/fastify-api-reference';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Deps } from './deps.ts';
 import { type AuthMode, installAuth } from './http/auth.ts';
 import { ErrorEnvelope, ok } from './http/envelope.ts';
@@ -80,22 +80,23 @@ const DOCS_CONTENT_SECURITY_POLICY = [
 
 /**
  * Headers on every answer: `nosniff` everywhere; `Cache-Control: no-store` on every API answer that did not choose
- * its own (keys, exported wallets, TOTP secrets, balances); HSTS when the public origin is https.
+ * its own (keys, exported wallets, TOTP secrets, balances); HSTS when the public origin is https. Set by an onSend
+ * hook, and by the answers that no route's hooks see (a path the router cannot decode).
  */
-function installSecurityHeaders(app: FastifyInstance, https: boolean): void {
-  app.addHook('onSend', async (request, reply, payload) => {
+function securityHeaders(https: boolean): (request: FastifyRequest, reply: FastifyReply) => void {
+  return (request, reply) => {
     reply.header('x-content-type-options', 'nosniff');
     if (https) reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
     if (request.url.startsWith(API_PREFIX) && !reply.hasHeader('cache-control')) {
       reply.header('cache-control', 'no-store');
     }
-    return payload;
-  });
+  };
 }
 
 /** Every plugin and every module's routes, in one screen. */
 export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<App> {
   const { config } = deps;
+  const setSecurityHeaders = securityHeaders(config.publicOrigin.startsWith('https://'));
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config.logLevel, createRedactor(configuredSecrets(config))),
     trustProxy: trustProxyOf(config.trustProxy),
@@ -105,8 +106,10 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
     // Long enough that an over-long id reaches its schema (and reads as not found), short of abuse.
     routerOptions: { maxParamLength: 512 },
     schemaController: { compilersFactory: { buildValidator } },
-    frameworkErrors: (_error, request, reply) =>
-      sendError(reply, frameworkErrorOf(request, `${API_PREFIX}/transfer/letter/`)),
+    frameworkErrors: (_error, request, reply) => {
+      setSecurityHeaders(request, reply);
+      return sendError(reply, frameworkErrorOf(request, `${API_PREFIX}/transfer/letter/`));
+    },
     clientErrorHandler: writeClientError,
     // Node answers an HTTP/1.1 request without Host with a bare 400 of its own: it is let through and refused by
     // installInputChecks, in the envelope.
@@ -116,7 +119,10 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
   installJsonParser(app);
   installInputChecks(app);
   installErrorHandling(app);
-  installSecurityHeaders(app, config.publicOrigin.startsWith('https://'));
+  app.addHook('onSend', async (request, reply, payload) => {
+    setSecurityHeaders(request, reply);
+    return payload;
+  });
   await app.register(fastifyCookie, { secret: deps.keyring.derive('cookie-signing').toString('hex') });
   await app.register(fastifySwagger, {
     openapi: {

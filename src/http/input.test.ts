@@ -228,6 +228,8 @@ describe('answers outside the router', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 404 /);
     expect(answer).toContain('"code":"not_found"');
     expect(answer).not.toMatch(/FST_|fastify/i);
+    expect(answer).toMatch(/^x-content-type-options: nosniff\r$/im);
+    expect(answer).toMatch(/^cache-control: no-store\r$/im);
   });
 });
 

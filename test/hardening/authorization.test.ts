@@ -172,12 +172,8 @@ async function call(
     ...(request.body === undefined ? {} : { payload: request.body as object }),
   });
   const problems = problemsOf(
-    {
-      status: response.statusCode,
-      contentType: String(response.headers['content-type'] ?? ''),
-      text: response.body,
-    },
-    { flat: operation.flat, request: `${request.url} ${JSON.stringify(request.body)}` },
+    { status: response.statusCode, headers: response.headers, text: response.body },
+    { flat: operation.flat, request: `${request.url} ${JSON.stringify(request.body)}`, url: request.url },
   );
   const json = /^application\/json/.test(String(response.headers['content-type'])) && !operation.flat;
   const code = json ? (response.json() as { error?: { code?: string } }).error?.code : undefined;

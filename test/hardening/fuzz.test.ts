@@ -15,6 +15,7 @@ import { ID_PATTERN } from '../../src/lib/ids.ts';
 import { sessionCookieOf, type TestContext } from '../harness.ts';
 import { type Holder, holdersFixture, SWEEP_SECRET } from './fixture.ts';
 import {
+  type Answer,
   API,
   fetchOperations,
   fillPath,
@@ -540,12 +541,8 @@ async function send(operation: Operation, request: FuzzRequest): Promise<void> {
     console.log(short(sent, 300), '→', short(response.body, 300));
   statuses.set(operation.name, seen);
   const problems = problemsOf(
-    {
-      status: response.statusCode,
-      contentType: String(response.headers['content-type'] ?? ''),
-      text: response.body,
-    },
-    { flat: operation.flat, request: sent },
+    { status: response.statusCode, headers: response.headers, text: response.body },
+    { flat: operation.flat, request: sent, url: request.url },
   );
   if (problems.length > 0) {
     throw new Error(
@@ -678,14 +675,19 @@ async function rawExchange(port: number, request: string | Buffer): Promise<stri
   });
 }
 
-/** Status, content type and body of a raw HTTP/1.1 answer (one answer; the request asked to close). */
-function parseRaw(answer: string): { status: number; contentType: string; text: string } | null {
-  const match = /^HTTP\/1\.1 (\d{3})[^\r\n]*\r\n([\s\S]*?)\r\n\r\n([\s\S]*)$/.exec(answer);
+/** Status, headers and body of a raw HTTP/1.1 answer (one answer; the request asked to close). */
+function parseRaw(answer: string): Answer | null {
+  // Node may send `100 Continue` first: the answer is the one after it.
+  const final = answer.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '');
+  const match = /^HTTP\/1\.1 (\d{3})[^\r\n]*\r\n([\s\S]*?)\r\n\r\n([\s\S]*)$/.exec(final);
   if (!match) return null;
-  const headers = match[2] as string;
-  const contentType = /^content-type:\s*(.*)$/im.exec(headers)?.[1]?.trim() ?? '';
+  const headers: Record<string, string> = {};
+  for (const line of (match[2] as string).split('\r\n')) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
   let text = match[3] as string;
-  if (/^transfer-encoding:\s*chunked/im.test(headers)) {
+  if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
     let decoded = '';
     let rest = text;
     for (;;) {
@@ -698,7 +700,7 @@ function parseRaw(answer: string): { status: number; contentType: string; text: 
     }
     text = decoded;
   }
-  return { status: Number(match[1]), contentType, text };
+  return { status: Number(match[1]), headers, text };
 }
 
 describe('fuzzing raw HTTP through a real socket', () => {
@@ -804,7 +806,7 @@ describe('fuzzing raw HTTP through a real socket', () => {
           const probe = operations.some(
             (operation) => operation.flat && `${API}${operation.path}` === path.split('?')[0],
           );
-          const envelope = problemsOf(answer, { flat: false, request });
+          const envelope = problemsOf(answer, { flat: false, request, url: path });
           // A HEAD answer has no body to check; its status still counts.
           const problems =
             verb === 'HEAD'
@@ -812,7 +814,7 @@ describe('fuzzing raw HTTP through a real socket', () => {
                 ? [`a ${answer.status}`]
                 : []
               : probe && envelope.length > 0
-                ? problemsOf(answer, { flat: true, request })
+                ? problemsOf(answer, { flat: true, request, url: path })
                 : envelope;
           if (problems.length) failures.push(`${problems.join('; ')}: ${where}`);
         },

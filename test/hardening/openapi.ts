@@ -326,21 +326,34 @@ function statusFits(code: ErrorCode, status: number): boolean {
 
 export interface Answer {
   status: number;
-  contentType: string;
+  /** By lower-case name. */
+  headers: Record<string, string | string[] | number | undefined>;
   text: string;
+}
+
+function headerOf(answer: Answer, name: string): string {
+  const value = answer.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value === undefined ? '' : String(value);
 }
 
 /**
  * The problems of one answer: a 5xx that is not allowed, a body outside the envelope (or the probes' flat shape),
- * a code outside the closed `ErrorCode` union, a leak. Empty when the answer is right.
+ * a code outside the closed `ErrorCode` union or not of its status, a leak, a missing `nosniff` (every answer) or
+ * `no-store` (every API answer). Empty when the answer is right.
  */
 export function problemsOf(
   answer: Answer,
-  options: { flat: boolean; request: string; allowed5xx?: ReadonlySet<string> },
+  options: { flat: boolean; request: string; url: string; allowed5xx?: ReadonlySet<string> },
 ): string[] {
   const problems: string[] = [];
   let body: unknown;
-  const isJson = /^application\/json/i.test(answer.contentType);
+  const contentType = headerOf(answer, 'content-type');
+  const isJson = /^application\/json/i.test(contentType);
+  if (headerOf(answer, 'x-content-type-options') !== 'nosniff')
+    problems.push('no X-Content-Type-Options: nosniff');
+  if (options.url.startsWith(API) && !/\bno-store\b/.test(headerOf(answer, 'cache-control'))) {
+    problems.push('an API answer without Cache-Control: no-store');
+  }
   if (isJson) {
     try {
       body = JSON.parse(answer.text);
@@ -354,7 +367,7 @@ export function problemsOf(
     problems.push(`a ${answer.status} (${String(code)})`);
   }
   if (answer.status >= 400) {
-    if (!isJson) problems.push(`an error answered as ${answer.contentType || 'no content type'}`);
+    if (!isJson) problems.push(`an error answered as ${contentType || 'no content type'}`);
     else if (options.flat) {
       if ((body as { ok?: unknown })?.ok !== false || typeof error !== 'string') {
         problems.push('a probe error that is not the flat {ok: false, error: string}');

@@ -18,6 +18,7 @@ import {
   stopGracefully,
 } from '../faults/service.ts';
 import {
+  type Answer,
   API,
   fetchOperations,
   type Known,
@@ -126,7 +127,7 @@ describe('production with settings missing', () => {
       const credentials = operation.auth === 'either' ? [key, session] : [credentialFor(operation)];
       for (const credential of credentials) {
         const sent = `${operation.method} ${plausible.url} ${JSON.stringify(plausible.body)}`;
-        let answer: { status: number; contentType: string; text: string };
+        let answer: Answer;
         try {
           const response = await fetch(`${service.baseUrl}${plausible.url}`, {
             method: operation.method,
@@ -138,11 +139,11 @@ describe('production with settings missing', () => {
             ...(plausible.body === undefined ? {} : { body: JSON.stringify(plausible.body) }),
             signal: AbortSignal.timeout(30_000),
           });
-          answer = {
-            status: response.status,
-            contentType: response.headers.get('content-type') ?? '',
-            text: await response.text(),
-          };
+          const headers: Record<string, string> = {};
+          response.headers.forEach((value, name) => {
+            headers[name] = value;
+          });
+          answer = { status: response.status, headers, text: await response.text() };
         } catch (error) {
           failures.push(`${sent}: no answer (${(error as Error).message})\n${service.tail()}`);
           continue;
@@ -150,6 +151,7 @@ describe('production with settings missing', () => {
         const problems = problemsOf(answer, {
           flat: operation.flat,
           request: sent,
+          url: plausible.url,
           allowed5xx: MISSING_SETTINGS,
         });
         if (problems.length)
