@@ -8,7 +8,13 @@ import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOpti
 import type { Deps } from './deps.ts';
 import { type AuthMode, installAuth } from './http/auth.ts';
 import { ErrorEnvelope, ok } from './http/envelope.ts';
-import { frameworkErrorOf, installErrorHandling, sendError, writeClientError } from './http/errors.ts';
+import {
+  frameworkErrorOf,
+  installErrorHandling,
+  refuseConnect,
+  sendError,
+  writeClientError,
+} from './http/errors.ts';
 import { installInputChecks, installJsonParser } from './http/input.ts';
 import { configuredSecrets, createRedactor, loggerOptions } from './http/logger.ts';
 import { installMetrics } from './http/metrics.ts';
@@ -116,6 +122,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
     http: { requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  app.server.on('connect', refuseConnect);
   installJsonParser(app);
   installInputChecks(app);
   installErrorHandling(app);

@@ -720,6 +720,9 @@ describe('fuzzing raw HTTP through a real socket', () => {
     'OPTIONS',
     'HEAD',
     'BREW',
+    'CONNECT',
+    'TRACE',
+    'PRI',
     'get',
     'G@T',
   );
@@ -759,6 +762,7 @@ describe('fuzzing raw HTTP through a real socket', () => {
         .map(([path, bad]) => `${API}${path.replace(/\{\w+\}/g, 'abc')}?${bad}=${bad}`),
       fc.constantFrom(
         '*',
+        'example.com:443',
         'http://example.com/api/v1/me',
         '//api/v1/me',
         `${API}/me#frag`,
