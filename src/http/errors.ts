@@ -126,18 +126,23 @@ function writeToSocket(socket: Socket, appError: AppError): void {
 
 /**
  * What Node's HTTP parser refuses before Fastify sees a request (malformed HTTP, oversized headers, a client too
- * slow to send its request): the envelope written straight to the socket, as the last layer that can answer.
+ * slow to send its request): the envelope written straight to the socket, as the last layer that can answer. Not
+ * when an answer to the request is already on its way (the parser can fail on what follows a request that was
+ * answered): a second answer would corrupt the exchange, so the connection is only closed, as Node itself does.
  */
 export function writeClientError(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  writeToSocket(
-    socket,
-    error.code === 'HPE_HEADER_OVERFLOW'
-      ? new AppError('request_headers_too_large', 'The request headers are too large.')
-      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? new AppError('request_timeout', 'The request was not received in time.')
-        : new AppError('invalid_request', 'The request is not valid HTTP.'),
-  );
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (!inFlight?.headersSent) {
+    writeToSocket(
+      socket,
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? new AppError('request_headers_too_large', 'The request headers are too large.')
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? new AppError('request_timeout', 'The request was not received in time.')
+          : new AppError('invalid_request', 'The request is not valid HTTP.'),
+    );
+  }
   socket.destroy(error);
 }
 

@@ -229,6 +229,11 @@ describe('answers outside the router', () => {
     expect(answer).toContain('"code":"not_found"');
   });
 
+  it('a parser error after an answered request closes the connection without a second answer', async () => {
+    const answer = await raw('GET /api/v1/wallets/%ff HTTP/1.0\r\nTransfer-Encoding: gzip\r\n\r\n');
+    expect(answer.match(/HTTP\/1\.1 \d{3} /g)).toEqual(['HTTP/1.1 404 ']);
+  });
+
   it('a bad percent-encoding over a real socket is the envelope', async () => {
     const answer = await raw('GET /api/v1/wallets/%ff HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect(answer).toMatch(/^HTTP\/1\.1 404 /);
