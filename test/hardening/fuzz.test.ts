@@ -26,8 +26,8 @@ import {
 } from './openapi.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
-const RUNS = Number(process.env.FUZZ_RUNS ?? 30);
-const SOCKET_RUNS = Math.max(20, Math.round(RUNS * 2));
+const RUNS = Number(process.env.FUZZ_RUNS ?? 40);
+const SOCKET_RUNS = Math.max(50, RUNS * 5);
 console.log(
   `fuzz: seed ${SEED}, ${RUNS} runs per operation (replay with FUZZ_SEED=${SEED}; FUZZ_RUNS widens)`,
 );
