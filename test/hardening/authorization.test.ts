@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installAuth } from '../../src/http/auth.ts';
 import { runAccountsCommand } from '../../src/modules/accounts/accounts.cli.ts';
 import { apiKeyOf, type Caller, PASSWORD, sessionCookieOf, signup, type TestContext } from '../harness.ts';
-import { type Holder, holdersFixture, SWEEP_SECRET } from './fixture.ts';
+import { type Holder, holdersFixture, keepSignedIn, SWEEP_SECRET } from './fixture.ts';
 import {
   API,
   AUTH_CODES,
@@ -199,21 +199,8 @@ function failuresOf(
 
 /** After a call that may end the owner's session or key (logout, a revocation), the fixture gets fresh ones. */
 async function keepOwnerSignedIn(): Promise<void> {
-  const session = await ctx.app.inject({ url: `${API}/auth/session`, headers: owner.caller.headers });
-  if (session.statusCode !== 200) {
-    const login = await ctx.app.inject({
-      method: 'POST',
-      url: `${API}/auth/login`,
-      payload: { email: owner.caller.email, password: owner.caller.password },
-    });
-    owner.caller.headers = { cookie: sessionCookieOf(login.headers['set-cookie']) };
-    credentials.session = owner.caller.headers;
-  }
-  const key = await ctx.app.inject({ url: `${API}/auth/session`, headers: owner.key.headers });
-  if (key.statusCode !== 200) {
-    const fresh = await apiKeyOf(ctx.app, owner.caller, { name: 'fixture again' });
-    owner.key = { headers: fresh.headers, plaintext: fresh.plaintext, id: fresh.key.id };
-  }
+  await keepSignedIn(ctx, owner);
+  credentials.session = owner.caller.headers;
   credentials['api key'] = owner.key.headers;
   credentials['api key and session'] = { ...owner.key.headers, ...owner.caller.headers };
 }

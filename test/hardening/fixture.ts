@@ -8,6 +8,7 @@ import {
   apiKeyOf,
   type Caller,
   createTestContext,
+  sessionCookieOf,
   signup,
   type TestContext,
   type TestOptions,
@@ -105,5 +106,26 @@ export async function holdersFixture(options: TestOptions = {}): Promise<{
     return { ctx, owner, other };
   } finally {
     await stopWorker();
+  }
+}
+
+/**
+ * After a request that may have ended the holder's session (a logout, a password change) or key (a revocation):
+ * signs in again and mints a new key, so the next request is made with live credentials.
+ */
+export async function keepSignedIn(ctx: TestContext, holder: Holder): Promise<void> {
+  const session = await ctx.app.inject({ url: '/api/v1/auth/session', headers: holder.caller.headers });
+  if (session.statusCode !== 200) {
+    const login = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email: holder.caller.email, password: holder.caller.password },
+    });
+    holder.caller.headers = { cookie: sessionCookieOf(login.headers['set-cookie']) };
+  }
+  const key = await ctx.app.inject({ url: '/api/v1/auth/session', headers: holder.key.headers });
+  if (key.statusCode !== 200) {
+    const fresh = await apiKeyOf(ctx.app, holder.caller, { name: 'fixture again' });
+    holder.key = { headers: fresh.headers, plaintext: fresh.plaintext, id: fresh.key.id };
   }
 }

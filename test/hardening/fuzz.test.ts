@@ -12,8 +12,8 @@ import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ID_PATTERN } from '../../src/lib/ids.ts';
-import { sessionCookieOf, type TestContext } from '../harness.ts';
-import { type Holder, holdersFixture, SWEEP_SECRET } from './fixture.ts';
+import type { TestContext } from '../harness.ts';
+import { type Holder, holdersFixture, keepSignedIn, SWEEP_SECRET } from './fixture.ts';
 import {
   type Answer,
   API,
@@ -507,21 +507,6 @@ function credentialHeaders(credential: Credential): Record<string, string> {
   return {};
 }
 
-/** A write that succeeded may have ended the owner's session (logout) or key (revocation): sign in again. */
-async function keepOwnerSignedIn(): Promise<void> {
-  const session = await ctx.app.inject({ url: `${API}/auth/session`, headers: owner.caller.headers });
-  if (session.statusCode !== 200) {
-    const login = await ctx.app.inject({
-      method: 'POST',
-      url: `${API}/auth/login`,
-      payload: { email: owner.caller.email, password: owner.caller.password },
-    });
-    owner.caller.headers = { cookie: sessionCookieOf(login.headers['set-cookie']) };
-  }
-  const key = await ctx.app.inject({ url: `${API}/auth/session`, headers: owner.key.headers });
-  if (key.statusCode !== 200) throw new Error(`the fuzzer's own API key stopped working: ${key.body}`);
-}
-
 /** Answers by operation, status and code, to show (and check) that the requests reach the handlers. */
 const statuses = new Map<string, Map<string, number>>();
 
@@ -549,7 +534,7 @@ async function send(operation: Operation, request: FuzzRequest): Promise<void> {
       `${problems.join('; ')}\n  request (${request.credential}): ${short(sent)}\n  answer: ${response.statusCode} ${short(response.body)}\n  seed: FUZZ_SEED=${SEED}`,
     );
   }
-  if (operation.method !== 'GET' && response.statusCode < 300) await keepOwnerSignedIn();
+  if (operation.method !== 'GET' && response.statusCode < 300) await keepSignedIn(ctx, owner);
 }
 
 beforeAll(async () => {
