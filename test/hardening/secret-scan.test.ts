@@ -250,6 +250,7 @@ beforeAll(async () => {
   );
   const pendingToken = first.json().data.pendingToken as string;
   remember('TOTP pending token of Alice', pendingToken);
+  await call('POST', '/auth/login/totp', {}, { pendingToken: `${pendingToken}x`, code: '000000' });
   const second = await ok(
     'POST',
     '/auth/login/totp',
@@ -300,6 +301,14 @@ beforeAll(async () => {
   const outside = generatePrivateKey();
   remember('custodial key imported', outside.slice(2), outside);
   remember('import passphrase', 'import passphrase 1414213');
+  remember('a wrong import passphrase', 'wrong import passphrase 2236067');
+  await call('POST', '/wallets/import', alice, {
+    nota: await webCryptoNota(generatePrivateKey(), 'import passphrase 1414213'),
+    passphrase: 'wrong import passphrase 2236067',
+  });
+  await call('POST', `/wallets/${wallet.id}/export`, key.headers, {
+    passphrase: 'export passphrase 1618033',
+  });
   await ok('POST', '/wallets/import', alice, {
     nota: await webCryptoNota(outside, 'import passphrase 1414213'),
     passphrase: 'import passphrase 1414213',
@@ -325,6 +334,10 @@ beforeAll(async () => {
   await call('POST', '/transfer/letter/claim', bob, {
     claimCode: 'ABCD-EFGH-JKMN-PQRS-TVWX-YZ01-2345',
     walletId: bobWallet.id,
+  });
+  await call('POST', '/transfer/letter/claim', key.headers, {
+    claimCode: claimed.claimCode,
+    walletId: wallet.id,
   });
   await ok('POST', '/transfer/letter/claim', bob, { claimCode: claimed.claimCode, walletId: bobWallet.id });
   const voided = await letterWithMemo(key.headers, wallet.id, 'memo of a voided letter 6931471');
