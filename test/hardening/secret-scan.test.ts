@@ -6,7 +6,7 @@
  * text. Planted values prove that the scan finds what is there.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -210,7 +210,9 @@ beforeAll(async () => {
   app = await buildApp(deps, { logger: { ...options, stream: capture } as FastifyServerOptions['logger'] });
   await app.ready();
   stopWorker = await startWorker(deps, app.log);
-  if (config.masterKey) remember('master key', config.masterKey);
+  // The master key (generated into DATA_DIR/master.key on `local`) must never be logged.
+  const masterKey = config.masterKey ?? readFileSync(join(dataDir, 'master.key'), 'utf8').trim();
+  secrets.push({ name: 'master key', forms: [masterKey], logOnly: true });
 
   // Accounts, sessions, a failed login.
   let alice = await signupAs('Alice', 'alice-scan@example.com', 'Alice-Password-2718');
@@ -398,6 +400,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopWorker?.();
   await dropDatabase();
+  rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe('after a full flow', () => {
@@ -429,5 +432,18 @@ describe('after a full flow', () => {
       expect(secretsInFiles(pgdata, [planted]).length).toBeGreaterThan(0);
       expect(secretsInFiles(pgdata, stored)).toEqual([]);
     }
+  });
+
+  it('left no secret anywhere else in the data directory (the chain journal and state)', () => {
+    const keyFiles = new Set([join(dataDir, 'master.key'), join(dataDir, 'chain', 'operator.key')]);
+    const stored = secrets.filter((secret) => !secret.logOnly);
+    const found: string[] = [];
+    for (const file of filesUnder(dataDir)) {
+      if (file.path.startsWith(join(dataDir, 'pgdata')) || keyFiles.has(file.path)) continue;
+      for (const name of secretsIn(file.bytes, stored))
+        found.push(`${name} in ${file.path.slice(dataDir.length + 1)}`);
+    }
+    expect(filesUnder(dataDir).some((file) => file.path.endsWith('journal.jsonl'))).toBe(true);
+    expect(found).toEqual([]);
   });
 });
