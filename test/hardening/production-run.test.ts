@@ -7,6 +7,7 @@
  * request that took the process down (a `Promise.all` whose second member threw synchronously).
  */
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   freshDataDir,
@@ -89,7 +90,9 @@ beforeAll(async () => {
   walletId = wallet.body.data.wallet.id;
 }, 120_000);
 afterAll(async () => {
-  if (service) await stopGracefully(service);
+  if (!service) return;
+  await stopGracefully(service);
+  rmSync(service.dataDir, { recursive: true, force: true });
 });
 
 /** A logout (or a password change) ends the session the run uses: sign in again. */
