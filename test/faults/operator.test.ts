@@ -135,5 +135,6 @@ describe('operator commands while the service runs', () => {
     });
     expect(after.status).toBe(403);
     expect(after.body.error.code).toBe('account_disabled');
-  });
+    // Three starts of a service on an embedded database created on disk: ~57 s alone here, more beside other files.
+  }, 180_000);
 });
