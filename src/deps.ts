@@ -1,14 +1,14 @@
-import type { FastifyBaseLogger } from 'fastify';
 import type { Network } from './adapters/chain/types.ts';
 import type { PrintProvider } from './adapters/mail/index.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
+import type { TransactionRow, TransactionType } from './db/schema/transactions.ts';
 import type { RateLimitStore } from './http/rate-limit.ts';
 import type { Keyring } from './lib/secrets.ts';
 import type { Clock } from './lib/time.ts';
 import type { WorkSignal } from './worker/work-signal.ts';
 
-/** Everything the feature modules need from the outside, built once by the composition root (src/main.ts). */
+/** Everything the feature modules need from the outside, built once by the composition root (src/runtime.ts). */
 export interface Deps {
   readonly config: Config;
   readonly database: Database;
@@ -21,5 +21,29 @@ export interface Deps {
   readonly mail: PrintProvider | null;
   /** Wakes workers when work is queued: in this process, and across processes on PostgreSQL (LISTEN/NOTIFY). */
   readonly workSignal: WorkSignal;
-  readonly logger?: FastifyBaseLogger;
+  /** What every transaction type is and does (src/operations.ts): the worker and the inline driver run these. */
+  readonly operations: Operations;
 }
+
+/** What an operation works with: the dependencies, and the chain (the worker runs only where there is one). */
+export interface OperationContext {
+  deps: Deps;
+  network: Network;
+}
+
+/**
+ * One transaction type's state machine. `run` advances a leased row as far as it can go now (it is called again,
+ * from the row's status and step, after a crash or a transient fault); `onFailure` changes what else must change
+ * when a row of the type is FAILED (a letter leg puts its letter back).
+ */
+export interface Operation {
+  /** The token symbol a row of this type carries. */
+  readonly token: string;
+  /** The row's `errorCode` when it fails and the failure names no code of its own. */
+  readonly failureCode: string;
+  run(ctx: OperationContext, row: TransactionRow): Promise<void>;
+  onFailure?(ctx: OperationContext, row: TransactionRow): Promise<void>;
+}
+
+/** One operation per transaction type: a type without one does not compile. */
+export type Operations = Readonly<Record<TransactionType, Operation>>;

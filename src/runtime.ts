@@ -6,6 +6,7 @@ import type { Deps } from './deps.ts';
 import { MemoryRateLimitStore, PostgresRateLimitStore } from './http/rate-limit.ts';
 import { loadKeyring } from './lib/secrets.ts';
 import { type Clock, systemClock } from './lib/time.ts';
+import { operations } from './operations.ts';
 import { createWorkSignal } from './worker/work-signal.ts';
 
 export interface RuntimeOptions {
@@ -69,7 +70,7 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
         ? (options.logger.warn as (o: object, m: string) => void)(object, message)
         : console.warn(`sealpay: ${message}`),
   });
-  return { config, database, keyring, clock, rateLimits, network, mail, workSignal };
+  return { config, database, keyring, clock, rateLimits, network, mail, workSignal, operations };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

@@ -1,13 +1,18 @@
-import { and, eq, sql } from 'drizzle-orm';
 import { type Address, type Hex, keccak256, TransactionNotFoundError, type TransactionReceipt } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { broadcastTransaction, waitForReceipt } from '../adapters/chain/tx.ts';
 import type { Network } from '../adapters/chain/types.ts';
-import { addressNonces, chainSubmissions } from '../db/schema/index.ts';
-import type { Deps } from '../deps.ts';
+import type { SubmissionRow, TransactionRow } from '../db/schema/index.ts';
+import type { Deps, OperationContext } from '../deps.ts';
 import { newId } from '../lib/ids.ts';
-
-export type SubmissionRow = typeof chainSubmissions.$inferSelect;
+import {
+  allocateNonce,
+  deleteSubmission,
+  findSubmission,
+  insertSubmission,
+  recordReceipt,
+  releaseNonce,
+} from './submissions.repository.ts';
 
 /** A failure before anything was broadcast for the row: it can be marked FAILED, nothing moved. */
 export class PreflightError extends Error {
@@ -60,19 +65,6 @@ export async function isKnownToChain(network: Network, hash: Hex): Promise<boole
     if (error instanceof TransactionNotFoundError) return false;
     throw error;
   }
-}
-
-export async function findSubmission(
-  deps: Deps,
-  transactionId: string,
-  purpose: string,
-): Promise<SubmissionRow | undefined> {
-  const [row] = await deps.database.db
-    .select()
-    .from(chainSubmissions)
-    .where(and(eq(chainSubmissions.transactionId, transactionId), eq(chainSubmissions.purpose, purpose)))
-    .limit(1);
-  return row;
 }
 
 async function estimateGas(network: Network, from: Address, call: Call): Promise<bigint> {
@@ -128,15 +120,15 @@ function feesFor(network: Network) {
  * second signature for the same intent.
  */
 export async function submitOnce(
-  deps: Deps,
-  network: Network,
-  transactionId: string,
+  { deps, network }: OperationContext,
+  row: Pick<TransactionRow, 'id'>,
   purpose: string,
   privateKey: Hex,
   buildCall: () => Promise<Call>,
 ): Promise<SubmissionRow> {
+  const transactionId = row.id;
   const account = privateKeyToAccount(privateKey);
-  const existing = await findSubmission(deps, transactionId, purpose);
+  const existing = await findSubmission(deps.database.db, transactionId, purpose);
   if (existing) {
     if (existing.status !== 'SIGNED') return existing;
     try {
@@ -159,20 +151,7 @@ export async function submitOnce(
   });
   return deps.database.withLock(nonceLockKey(account.address), async (db) => {
     const submission = await db.transaction(async (tx) => {
-      // One statement allocates: the first use starts at the chain's count, and the counter is never behind the
-      // chain (a key also used elsewhere, an exported wallet, moves the chain's count on).
-      const [allocated] = await tx
-        .insert(addressNonces)
-        .values({ address: account.address, nextNonce: chainNonce + 1 })
-        .onConflictDoUpdate({
-          target: addressNonces.address,
-          set: {
-            nextNonce: sql`greatest(${addressNonces.nextNonce}, ${chainNonce}) + 1`,
-            updatedAt: new Date(),
-          },
-        })
-        .returning({ next: addressNonces.nextNonce });
-      const nonce = Number(allocated?.next) - 1;
+      const nonce = await allocateNonce(tx, account.address, chainNonce);
       const serialized = await account.signTransaction({
         type: 'eip1559',
         chainId: network.chainId,
@@ -184,20 +163,16 @@ export async function submitOnce(
         maxFeePerGas: fees.maxFeePerGas,
         maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
       });
-      const [row] = await tx
-        .insert(chainSubmissions)
-        .values({
-          id: newId(),
-          transactionId,
-          purpose,
-          fromAddress: account.address,
-          nonce,
-          rawTx: serialized,
-          txHash: keccak256(serialized),
-          status: 'SIGNED',
-        })
-        .returning();
-      return row as SubmissionRow;
+      return insertSubmission(tx, {
+        id: newId(),
+        transactionId,
+        purpose,
+        fromAddress: account.address,
+        nonce,
+        rawTx: serialized,
+        txHash: keccak256(serialized),
+        status: 'SIGNED',
+      });
     });
     try {
       await broadcastTransaction(network, submission.rawTx as Hex);
@@ -206,16 +181,8 @@ export async function submitOnce(
       // withdrawn and its nonce given back while no later one has been taken.
       if (isDefinitiveRejection(error) && !(await isKnownToChain(network, submission.txHash as Hex))) {
         await db.transaction(async (tx) => {
-          await tx.delete(chainSubmissions).where(eq(chainSubmissions.id, submission.id));
-          await tx
-            .update(addressNonces)
-            .set({ nextNonce: submission.nonce })
-            .where(
-              and(
-                eq(addressNonces.address, account.address),
-                eq(addressNonces.nextNonce, submission.nonce + 1),
-              ),
-            );
+          await deleteSubmission(tx, submission.id);
+          await releaseNonce(tx, submission);
         });
         throw new PreflightError('rejected', `The chain refused the transaction: ${messageOf(error)}`, {
           cause: error,
@@ -241,7 +208,7 @@ async function withdrawDeadSignature(
     const used = await network.publicClient.getTransactionCount({ address: from, blockTag: 'latest' });
     if (used <= submission.nonce) return false;
     if (await isKnownToChain(network, submission.txHash as Hex)) return false;
-    await db.delete(chainSubmissions).where(eq(chainSubmissions.id, submission.id));
+    await deleteSubmission(db, submission.id);
     return true;
   });
 }
@@ -259,8 +226,7 @@ function isDefinitiveRejection(error: unknown): boolean {
 
 /** Waits for the stored transaction's receipt and records it; a revert throws RevertedError. */
 export async function settle(
-  deps: Deps,
-  network: Network,
+  { deps, network }: OperationContext,
   submission: SubmissionRow,
   options: { timeoutMs?: number } = {},
 ): Promise<TransactionReceipt> {
@@ -268,15 +234,11 @@ export async function settle(
     timeoutMs: options.timeoutMs ?? 30_000,
   });
   if (submission.status === 'SIGNED') {
-    await deps.database.db
-      .update(chainSubmissions)
-      .set({
-        status: receipt.status === 'success' ? 'MINED' : 'REVERTED',
-        blockNumber: receipt.blockNumber,
-        blockHash: receipt.blockHash,
-        updatedAt: new Date(),
-      })
-      .where(eq(chainSubmissions.id, submission.id));
+    await recordReceipt(deps.database.db, submission.id, {
+      status: receipt.status === 'success' ? 'MINED' : 'REVERTED',
+      blockNumber: receipt.blockNumber,
+      blockHash: receipt.blockHash,
+    });
   }
   if (receipt.status !== 'success') throw new RevertedError(receipt);
   return receipt;

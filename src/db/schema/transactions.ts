@@ -76,6 +76,9 @@ export const transactions = pgTable(
   ],
 );
 
+export type TransactionRow = typeof transactions.$inferSelect;
+export type NewTransaction = typeof transactions.$inferInsert;
+
 /**
  * Every chain transaction the worker signs, stored before it is broadcast: after a crash the same bytes are
  * looked up and rebroadcast, never a new signature for the same intent.
@@ -104,6 +107,9 @@ export const chainSubmissions = pgTable(
     uniqueIndex('chain_submissions_hash_key').on(t.txHash),
   ],
 );
+
+export type SubmissionRow = typeof chainSubmissions.$inferSelect;
+export type NewSubmission = typeof chainSubmissions.$inferInsert;
 
 /** The next nonce of every address the service signs for, allocated in the database so workers never collide. */
 export const addressNonces = pgTable('address_nonces', {

@@ -1,5 +1,5 @@
 import { and, eq, gt, isNull, sql } from 'drizzle-orm';
-import type { DbOrTx } from '../../db/client.ts';
+import type { DbOrTx, Tx } from '../../db/client.ts';
 import { sessions, users } from '../../db/schema/index.ts';
 import { forgetCredential, forgetUser } from '../../http/credential-cache.ts';
 import { newId } from '../../lib/ids.ts';
@@ -17,6 +17,14 @@ export async function findUserByEmail(db: DbOrTx, email: string): Promise<UserRo
     .where(sql`lower(${users.email}) = ${email.trim().toLowerCase()}`)
     .limit(1);
   return row;
+}
+
+/**
+ * Locks the account's row until the end of the database transaction `tx`: what is checked and written under it
+ * (a per-account limit, a cap) holds against concurrent requests and workers.
+ */
+export async function lockUser(tx: Tx, userId: string): Promise<void> {
+  await tx.select({ id: users.id }).from(users).where(eq(users.id, userId)).for('update');
 }
 
 export async function findUserById(db: DbOrTx, id: string): Promise<UserRow | undefined> {

@@ -1,7 +1,6 @@
 import { and, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.ts';
-import { type LetterStatus, letters, transactions } from '../../db/schema/index.ts';
-import type { TransactionRow } from '../transactions/transactions.repository.ts';
+import { type LetterStatus, letters, type TransactionRow, transactions } from '../../db/schema/index.ts';
 
 export type LetterRow = typeof letters.$inferSelect;
 export type NewLetter = typeof letters.$inferInsert;

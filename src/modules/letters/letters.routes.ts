@@ -13,7 +13,6 @@ import { assertMoneyConfigured } from '../transactions/transactions.routes.ts';
 import { Transaction, toTransaction } from '../transactions/transactions.schema.ts';
 import { ownWallet } from '../wallets/wallets.routes.ts';
 import { renderLetterPdf } from './letter-pdf.ts';
-import { registerLetterLegs } from './letters.legs.ts';
 import { listLetters } from './letters.repository.ts';
 import { countryName, Letter } from './letters.schema.ts';
 import {
@@ -80,7 +79,6 @@ function parseClaimOrigin(raw: string | undefined, fallback: string): string {
 }
 
 export function registerLetterRoutes(app: App, deps: Deps): void {
-  registerLetterLegs(deps);
   const { db } = deps.database;
 
   app.post(

@@ -1,7 +1,6 @@
 import { and, eq, inArray, lte, sql } from 'drizzle-orm';
-import type { FastifyBaseLogger } from 'fastify';
 import type { Hex } from 'viem';
-import { CONFIDENTIAL_TOKEN_SYMBOL, LETTER_STATE } from '../../adapters/chain/contracts.ts';
+import { LETTER_STATE } from '../../adapters/chain/contracts.ts';
 import {
   decryptConfidentialBalance,
   letterIdToBytes32,
@@ -9,20 +8,17 @@ import {
 } from '../../adapters/confidential/helpers.ts';
 import type { DeliveryMethod, MailResult } from '../../adapters/mail/index.ts';
 import type { Tx } from '../../db/client.ts';
-import { letters, transactions } from '../../db/schema/index.ts';
+import { letters, type TransactionRow, transactions } from '../../db/schema/index.ts';
 import type { MailBlock, RecipientAddress } from '../../db/schema/letters.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import type { Logger } from '../../lib/logger.ts';
 import { formatAmount } from '../../lib/money.ts';
-import { claimRow, processRow } from '../../worker/worker.ts';
+import { driveInline } from '../../worker/worker.ts';
 import type { UserRow } from '../accounts/accounts.repository.ts';
 import { findUserById } from '../accounts/accounts.repository.ts';
-import {
-  findTransactionById,
-  insertTransaction,
-  type TransactionRow,
-} from '../transactions/transactions.repository.ts';
+import { insertTransaction } from '../transactions/transactions.repository.ts';
 import { requireNetwork } from '../wallets/balances.ts';
 import { openWalletKey } from '../wallets/custody.ts';
 import type { WalletRow } from '../wallets/wallets.repository.ts';
@@ -38,45 +34,7 @@ import {
 } from './letters.repository.ts';
 import { claimCodeContext, countryName, HOME_COUNTRY, memoContext, toLetter } from './letters.schema.ts';
 
-/** How long creation and claim block on their leg before answering (the interface's ~20 s). */
-export const BLOCKING_BUDGET_MS = 20_000;
-const TERMINAL = new Set(['CONFIRMED', 'SETTLED', 'FAILED']);
 const CLAIMABLE = ['ESCROWED', 'MAILED'] as const;
-
-type Logger = Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
-
-/**
- * Drives one leg from the request that created it, for at most `budgetMs`: takes the row's lease and runs it, or
- * waits while the worker holds it. Whatever is unfinished at the deadline the worker carries on.
- */
-export async function driveInline(
-  deps: Deps,
-  transactionId: string,
-  logger: Logger,
-  budgetMs = BLOCKING_BUDGET_MS,
-): Promise<TransactionRow> {
-  const owner = `inline-${newId()}`;
-  const deadline = Date.now() + budgetMs;
-  let running: Promise<void> | null = null;
-  for (;;) {
-    const current = await findTransactionById(deps.database.db, transactionId);
-    if (!current) throw new Error(`transaction ${transactionId} vanished`);
-    if (TERMINAL.has(current.status) || Date.now() >= deadline) return current;
-    // A leg backing off from a transient fault waits for its next attempt here too, rather than hammering an
-    // RPC or relayer that is down for the whole budget.
-    if (!running && current.nextAttemptAt <= deps.clock.now()) {
-      const leased = await claimRow(deps, transactionId, owner);
-      if (leased) {
-        running = processRow(deps, leased, logger).finally(() => {
-          running = null;
-        });
-      }
-    }
-    await Promise.race([running ?? sleep(100), sleep(Math.min(250, deadline - Date.now()))]);
-  }
-}
 
 export interface LetterViewer {
   userId: string;
@@ -171,7 +129,7 @@ export async function createLetter(
       status: 'QUEUED',
       chainId: network.chainId,
       amount: input.amount.toString(),
-      token: CONFIDENTIAL_TOKEN_SYMBOL,
+      token: deps.operations.LETTER_ESCROW.token,
       fromAddress: input.wallet.address,
       toAddress: network.contracts.letterVault,
       counterparty: `Letter escrow ${letterId}`,
@@ -249,7 +207,7 @@ async function refundLetter(
       status: 'QUEUED',
       chainId: network.chainId,
       amount: letter.amount,
-      token: CONFIDENTIAL_TOKEN_SYMBOL,
+      token: deps.operations.LETTER_REFUND.token,
       fromAddress: network.contracts.letterVault,
       toAddress: letter.senderAddress,
       counterparty: `Letter refund ${letter.id}`,
@@ -379,7 +337,7 @@ export async function claimLetter(
       status: 'QUEUED',
       chainId: network.chainId,
       amount: letter.amount,
-      token: CONFIDENTIAL_TOKEN_SYMBOL,
+      token: deps.operations.LETTER_CLAIM.token,
       fromAddress: network.contracts.letterVault,
       toAddress: input.wallet.address,
       counterparty: `Letter escrow ${letter.id}`,

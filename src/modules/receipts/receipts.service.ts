@@ -1,10 +1,10 @@
 import { and, eq, isNotNull } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.ts';
+import type { TransactionRow } from '../../db/schema/index.ts';
 import { chainSubmissions } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import { iso } from '../../lib/time.ts';
-import type { TransactionRow } from '../transactions/transactions.repository.ts';
 import { toTransaction } from '../transactions/transactions.schema.ts';
 import { encodeNota, signNota } from './nota.ts';
 

@@ -1,7 +1,6 @@
 import type { Address } from 'viem';
-import { CONFIDENTIAL_TOKEN_SYMBOL, STABLECOIN_SYMBOL } from '../../adapters/chain/contracts.ts';
 import { getStablecoinBalance } from '../../adapters/confidential/helpers.ts';
-import type { TransactionType } from '../../db/schema/transactions.ts';
+import type { TransactionRow, TransactionType } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -9,7 +8,7 @@ import { formatAmount } from '../../lib/money.ts';
 import { sha256Hex } from '../../lib/secrets.ts';
 import { requireNetwork } from '../wallets/balances.ts';
 import type { WalletRow } from '../wallets/wallets.repository.ts';
-import { findByIdempotencyKey, insertTransaction, type TransactionRow } from './transactions.repository.ts';
+import { findByIdempotencyKey, insertTransaction } from './transactions.repository.ts';
 
 export interface QueueRequest {
   userId: string;
@@ -28,16 +27,6 @@ export interface QueueRequest {
    */
   check?: () => Promise<void>;
 }
-
-export const TOKEN_OF: Record<TransactionType, string> = {
-  FUND: STABLECOIN_SYMBOL,
-  MINT: CONFIDENTIAL_TOKEN_SYMBOL,
-  TRANSFER: CONFIDENTIAL_TOKEN_SYMBOL,
-  REDEEM: CONFIDENTIAL_TOKEN_SYMBOL,
-  LETTER_ESCROW: CONFIDENTIAL_TOKEN_SYMBOL,
-  LETTER_CLAIM: CONFIDENTIAL_TOKEN_SYMBOL,
-  LETTER_REFUND: CONFIDENTIAL_TOKEN_SYMBOL,
-};
 
 function isUniqueViolation(error: unknown): boolean {
   const code =
@@ -85,7 +74,7 @@ export async function queueTransaction(deps: Deps, request: QueueRequest): Promi
       status: 'QUEUED',
       chainId: network.chainId,
       amount: request.amount.toString(),
-      token: TOKEN_OF[request.type],
+      token: deps.operations[request.type].token,
       fromAddress: request.fromAddress,
       toAddress: request.toAddress,
       counterparty: request.counterparty ?? null,

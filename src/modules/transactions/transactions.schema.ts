@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { Network } from '../../adapters/chain/types.ts';
+import type { TransactionRow } from '../../db/schema/index.ts';
 import { TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../../db/schema/transactions.ts';
 import { Nullable, Timestamp } from '../../http/envelope.ts';
 import { formatAmount, STABLE_DECIMALS } from '../../lib/money.ts';
 import { iso } from '../../lib/time.ts';
-import type { TransactionRow } from './transactions.repository.ts';
 
 export const Transaction = Type.Object(
   {

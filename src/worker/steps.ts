@@ -1,0 +1,81 @@
+/**
+ * The steps every operation is built from: marking a row submitted or failed, the sponsored gas top-up, and the
+ * block fields of a receipt. Each operation (src/operations.ts lists them) composes these with `submitOnce` and
+ * `settle`.
+ */
+import type { Address, Hex, TransactionReceipt } from 'viem';
+import { getGasBalance } from '../adapters/confidential/helpers.ts';
+import type { TransactionRow } from '../db/schema/index.ts';
+import type { OperationContext } from '../deps.ts';
+import { GAS_DECIMALS, parseAmount } from '../lib/money.ts';
+import { transition } from './outbox.repository.ts';
+import { settle, submitOnce } from './submissions.ts';
+
+/** Marks the row FAILED and runs its type's failure hook: only ever called when nothing moved on-chain for it. */
+export async function fail(ctx: OperationContext, row: TransactionRow, code: string, message: string) {
+  const failed = await transition(ctx.deps.database.db, row.id, ['QUEUED', 'PENDING', 'SETTLING'], {
+    status: 'FAILED',
+    error: message,
+    errorCode: code,
+    leaseOwner: null,
+    leaseUntil: null,
+  });
+  if (failed) await ctx.deps.operations[row.type].onFailure?.(ctx, failed);
+  return failed;
+}
+
+/** Where a receipt landed, for the row's receipt (nota): block number, hash, and the last log's index. */
+export function blockFields(receipt: TransactionReceipt, logIndex?: number) {
+  return {
+    blockNumber: receipt.blockNumber,
+    blockHash: receipt.blockHash,
+    logIndex: logIndex ?? receipt.logs[receipt.logs.length - 1]?.logIndex ?? null,
+  };
+}
+
+export function withMetadata(row: TransactionRow, extra: Record<string, unknown>) {
+  return { ...(row.metadata ?? {}), ...extra };
+}
+
+/**
+ * On sandbox networks the operator tops up a custodial wallet that is short of gas before it signs, so a wallet
+ * that received confidential funds can move them without a separate faucet call.
+ */
+export async function ensureGas(
+  ctx: OperationContext,
+  row: TransactionRow,
+  wallet: { address: string },
+): Promise<Hex | null> {
+  const { config } = ctx.deps;
+  if (config.environment !== 'sandbox') return null;
+  const topUp = parseAmount(config.faucet.gasTopUp, GAS_DECIMALS);
+  const balance = await getGasBalance(ctx.network, wallet.address as Address);
+  const existing = row.metadata?.gasTxHash as Hex | undefined;
+  if (balance >= topUp / 4n && !existing) return null;
+  const submission = await submitOnce(ctx, row, 'gas', ctx.network.operator.privateKey, async () => ({
+    to: wallet.address as Address,
+    value: topUp,
+  }));
+  await settle(ctx, submission);
+  return submission.txHash as Hex;
+}
+
+/**
+ * QUEUED → PENDING once the step that carries the row's hash is broadcast, with the sponsored gas top-up's hash
+ * when there was one. Returns the row's metadata as written.
+ */
+export async function markSubmitted(
+  ctx: OperationContext,
+  row: TransactionRow,
+  txHash: string,
+  gasTxHash: Hex | null,
+) {
+  const metadata = gasTxHash ? withMetadata(row, { gasTxHash }) : row.metadata;
+  await transition(ctx.deps.database.db, row.id, 'QUEUED', {
+    status: 'PENDING',
+    txHash,
+    step: 'submitted',
+    metadata,
+  });
+  return metadata;
+}
