@@ -2,11 +2,12 @@ import type { Network } from './adapters/chain/types.ts';
 import type { PrintProvider } from './adapters/mail/index.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
-import type { TransactionRow, TransactionType } from './db/schema/transactions.ts';
-import type { RateLimitStore } from './http/rate-limit.ts';
+import type { TransactionRow, TransactionType, UserRow } from './db/schema/index.ts';
+import type { WorkSignal } from './db/work-signal.ts';
+import type { CredentialCache } from './lib/credential-cache.ts';
+import type { RateLimitStore } from './lib/rate-limit.ts';
 import type { Keyring } from './lib/secrets.ts';
 import type { Clock } from './lib/time.ts';
-import type { WorkSignal } from './worker/work-signal.ts';
 
 /** Everything the feature modules need from the outside, built once by the composition root (src/runtime.ts). */
 export interface Deps {
@@ -23,6 +24,8 @@ export interface Deps {
   readonly workSignal: WorkSignal;
   /** What every transaction type is and does (src/operations.ts): the worker and the inline driver run these. */
   readonly operations: Operations;
+  /** Resolved API keys and sessions, on the embedded database only (null on PostgreSQL: every request reads it). */
+  readonly credentialCache: CredentialCache<UserRow> | null;
 }
 
 /** What an operation works with: the dependencies, and the chain (the worker runs only where there is one). */

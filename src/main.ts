@@ -143,8 +143,9 @@ async function main(argv: string[]): Promise<void> {
       const deps = await createDeps(loadConfig(), { network: true });
       try {
         const { describeNonceRepair, repairNonces } = await import('./worker/nonce-repair.ts');
+        const { custodialKeyOf } = await import('./modules/wallets/wallets.service.ts');
         if (!deps.network) throw new Error('repair nonces needs the chain');
-        const report = await repairNonces(deps, deps.network);
+        const report = await repairNonces(deps, deps.network, custodialKeyOf);
         console.log(describeNonceRepair(report));
         if (report.repairs.some((repair) => repair.action === 'unfillable')) process.exitCode = 1;
       } finally {

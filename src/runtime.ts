@@ -2,12 +2,15 @@ import type { ContractAddresses, Network } from './adapters/chain/types.ts';
 import { createPrintProvider } from './adapters/mail/index.ts';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/client.ts';
+import { PostgresRateLimitStore } from './db/rate-limits.ts';
+import type { UserRow } from './db/schema/index.ts';
+import { createWorkSignal } from './db/work-signal.ts';
 import type { Deps } from './deps.ts';
-import { MemoryRateLimitStore, PostgresRateLimitStore } from './http/rate-limit.ts';
+import { CredentialCache } from './lib/credential-cache.ts';
+import { MemoryRateLimitStore } from './lib/rate-limit.ts';
 import { loadKeyring } from './lib/secrets.ts';
 import { type Clock, systemClock } from './lib/time.ts';
 import { operations } from './operations.ts';
-import { createWorkSignal } from './worker/work-signal.ts';
 
 export interface RuntimeOptions {
   /** Starts the chain adapter (embedded network or RPC). Off for commands that only touch the database. */
@@ -70,7 +73,20 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
         ? (options.logger.warn as (o: object, m: string) => void)(object, message)
         : console.warn(`sealpay: ${message}`),
   });
-  return { config, database, keyring, clock, rateLimits, network, mail, workSignal, operations };
+  // One process owns the embedded database and sees every change it must evict for; PostgreSQL is shared.
+  const credentialCache = database.kind === 'pglite' ? new CredentialCache<UserRow>() : null;
+  return {
+    config,
+    database,
+    keyring,
+    clock,
+    rateLimits,
+    network,
+    mail,
+    workSignal,
+    operations,
+    credentialCache,
+  };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

@@ -18,8 +18,6 @@ import { broadcastTransaction, waitForReceipt } from '../adapters/chain/tx.ts';
 import type { Network } from '../adapters/chain/types.ts';
 import { addressNonces, chainSubmissions } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
-import { openWalletKey } from '../modules/wallets/custody.ts';
-import { findWalletByAddress } from '../modules/wallets/wallets.repository.ts';
 import { nonceLockKey } from './submissions.ts';
 
 const SELF_TRANSFER_GAS = 21_000n;
@@ -37,11 +35,17 @@ export interface NonceRepairReport {
   repairs: NonceRepair[];
 }
 
-async function keyOf(deps: Deps, network: Network, address: Address): Promise<Hex | null> {
+/** The service's key of a custodial wallet's address, or null when it holds none (the wallets module answers). */
+export type CustodialKeyOf = (deps: Deps, address: Address) => Promise<Hex | null>;
+
+async function keyOf(
+  deps: Deps,
+  network: Network,
+  custodialKey: CustodialKeyOf,
+  address: Address,
+): Promise<Hex | null> {
   if (getAddress(network.operator.address) === address) return network.operator.privateKey;
-  const wallet = await findWalletByAddress(deps.database.db, address);
-  if (!wallet?.sealedPrivateKey) return null;
-  return openWalletKey(deps.keyring, wallet);
+  return custodialKey(deps, address);
 }
 
 async function pendingCount(network: Network, address: Address): Promise<number> {
@@ -67,7 +71,11 @@ async function fillWithSelfTransfer(network: Network, privateKey: Hex, nonce: nu
 }
 
 /** Checks every address the service has allocated nonces for; fills what is missing. */
-export async function repairNonces(deps: Deps, network: Network): Promise<NonceRepairReport> {
+export async function repairNonces(
+  deps: Deps,
+  network: Network,
+  custodialKey: CustodialKeyOf,
+): Promise<NonceRepairReport> {
   const counters = await deps.database.db.select().from(addressNonces);
   const repairs: NonceRepair[] = [];
   for (const counter of counters) {
@@ -97,7 +105,7 @@ export async function repairNonces(deps: Deps, network: Network): Promise<NonceR
           }
         }
         if (!stored || refusal !== null) {
-          key ??= await keyOf(deps, network, address);
+          key ??= await keyOf(deps, network, custodialKey, address);
           if (!key) {
             repairs.push({ address, nonce, action: 'unfillable', reason: 'the service holds no key for it' });
             return;

@@ -89,3 +89,6 @@ export const letters = pgTable(
     index('letters_expiry_idx').on(t.expiresAt).where(sql`${t.status} in ('ESCROWED', 'MAILED')`),
   ],
 );
+
+export type LetterRow = typeof letters.$inferSelect;
+export type NewLetter = typeof letters.$inferInsert;

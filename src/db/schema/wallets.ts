@@ -25,3 +25,5 @@ export const wallets = pgTable(
     uniqueIndex('wallets_one_primary_key').on(t.userId).where(sql`${t.isPrimary}`),
   ],
 );
+
+export type WalletRow = typeof wallets.$inferSelect;

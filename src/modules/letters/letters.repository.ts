@@ -1,9 +1,13 @@
 import { and, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.ts';
-import { type LetterStatus, letters, type TransactionRow, transactions } from '../../db/schema/index.ts';
-
-export type LetterRow = typeof letters.$inferSelect;
-export type NewLetter = typeof letters.$inferInsert;
+import {
+  type LetterRow,
+  type LetterStatus,
+  letters,
+  type NewLetter,
+  type TransactionRow,
+  transactions,
+} from '../../db/schema/index.ts';
 
 export async function findLetterById(db: DbOrTx, id: string): Promise<LetterRow | undefined> {
   const [row] = await db.select().from(letters).where(eq(letters.id, id)).limit(1);

@@ -4,10 +4,11 @@ import { LETTER_STATUSES } from '../../db/schema/letters.ts';
 import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
 import { ErrorEnvelope, IdParam, ok, PageOf, PageQueryFields, responses } from '../../http/envelope.ts';
-import { consume } from '../../http/rate-limit.ts';
+import { rateLimitHeaders } from '../../http/rate-limit.ts';
 import type { App } from '../../http/types.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseAmount } from '../../lib/money.ts';
+import { consume } from '../../lib/rate-limit.ts';
 import { constantTimeEqual } from '../../lib/secrets.ts';
 import { assertMoneyConfigured } from '../transactions/transactions.routes.ts';
 import { Transaction, toTransaction } from '../transactions/transactions.schema.ts';
@@ -191,7 +192,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
     },
     async (request, reply) => {
       const limit = { bucket: 'preview', max: deps.config.rateLimits.previewsPerMinute, windowMs: 60_000 };
-      await consume(deps.rateLimits, reply, limit, `ip:${request.ip}`, deps.clock.now());
+      await consume(deps.rateLimits, rateLimitHeaders(reply), limit, `ip:${request.ip}`, deps.clock.now());
       return ok({ letter: await previewLetter(deps, request.query.code) });
     },
   );

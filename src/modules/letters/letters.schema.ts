@@ -1,13 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { Network } from '../../adapters/chain/types.ts';
-import type { TransactionRow } from '../../db/schema/index.ts';
+import type { LetterRow, TransactionRow } from '../../db/schema/index.ts';
 import { LETTER_STATUSES } from '../../db/schema/letters.ts';
 import { Nullable, NullableTimestamp, Timestamp } from '../../http/envelope.ts';
 import { formatAmount } from '../../lib/money.ts';
 import type { Keyring } from '../../lib/secrets.ts';
 import { iso } from '../../lib/time.ts';
 import { explorerUrlOf } from '../transactions/transactions.schema.ts';
-import type { LetterRow } from './letters.repository.ts';
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
 

@@ -8,7 +8,14 @@ import {
 } from '../../adapters/confidential/helpers.ts';
 import type { DeliveryMethod, MailResult } from '../../adapters/mail/index.ts';
 import type { Tx } from '../../db/client.ts';
-import { letters, type TransactionRow, transactions } from '../../db/schema/index.ts';
+import {
+  type LetterRow,
+  letters,
+  type TransactionRow,
+  transactions,
+  type UserRow,
+  type WalletRow,
+} from '../../db/schema/index.ts';
 import type { MailBlock, RecipientAddress } from '../../db/schema/letters.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
@@ -16,18 +23,15 @@ import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { formatAmount } from '../../lib/money.ts';
 import { driveInline } from '../../worker/worker.ts';
-import type { UserRow } from '../accounts/accounts.repository.ts';
 import { findUserById } from '../accounts/accounts.repository.ts';
 import { insertTransaction } from '../transactions/transactions.repository.ts';
 import { requireNetwork } from '../wallets/balances.ts';
 import { openWalletKey } from '../wallets/custody.ts';
-import type { WalletRow } from '../wallets/wallets.repository.ts';
 import { claimCodeHash, generateClaimCode, normalizeClaimCode } from './claim-code.ts';
 import { type LetterDocument, renderLetterPdf } from './letter-pdf.ts';
 import {
   findLetterByCodeHash,
   findLetterById,
-  type LetterRow,
   legTransactions,
   moveLetter,
   updateLetter,

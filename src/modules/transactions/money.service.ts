@@ -1,13 +1,12 @@
 import type { Address } from 'viem';
 import { getStablecoinBalance } from '../../adapters/confidential/helpers.ts';
-import type { TransactionRow, TransactionType } from '../../db/schema/index.ts';
+import type { TransactionRow, TransactionType, WalletRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { formatAmount } from '../../lib/money.ts';
 import { sha256Hex } from '../../lib/secrets.ts';
 import { requireNetwork } from '../wallets/balances.ts';
-import type { WalletRow } from '../wallets/wallets.repository.ts';
 import { findByIdempotencyKey, insertTransaction } from './transactions.repository.ts';
 
 export interface QueueRequest {

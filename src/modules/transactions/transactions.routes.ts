@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Address, getAddress, isAddress, zeroAddress } from 'viem';
+import type { WalletRow } from '../../db/schema/index.ts';
 import { TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../../db/schema/transactions.ts';
 import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
@@ -9,7 +10,6 @@ import type { App } from '../../http/types.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseAmount } from '../../lib/money.ts';
 import { requireNetwork } from '../wallets/balances.ts';
-import type { WalletRow } from '../wallets/wallets.repository.ts';
 import { ownWallet } from '../wallets/wallets.routes.ts';
 import {
   assertCanSend,

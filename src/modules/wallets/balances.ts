@@ -6,11 +6,11 @@ import {
   getGasBalance,
   getStablecoinBalance,
 } from '../../adapters/confidential/helpers.ts';
+import type { WalletRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import { formatAmount, GAS_DECIMALS, STABLE_DECIMALS } from '../../lib/money.ts';
 import { openWalletKey } from './custody.ts';
-import type { WalletRow } from './wallets.repository.ts';
 import { toWallet } from './wallets.schema.ts';
 
 const ZERO_HANDLE = `0x${'0'.repeat(64)}` as Hex;

@@ -1,8 +1,6 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.ts';
-import { wallets } from '../../db/schema/index.ts';
-
-export type WalletRow = typeof wallets.$inferSelect;
+import { type WalletRow, wallets } from '../../db/schema/index.ts';
 
 export function listWallets(db: DbOrTx, userId: string): Promise<WalletRow[]> {
   return db

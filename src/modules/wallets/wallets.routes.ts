@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { and, eq } from 'drizzle-orm';
 import { getAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { users, wallets } from '../../db/schema/index.ts';
+import { users, type WalletRow, wallets } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
 import { IdParam, ok, responses } from '../../http/envelope.ts';
@@ -11,13 +11,7 @@ import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { balanceOf, gasOf } from './balances.ts';
 import { sealWalletKey } from './custody.ts';
-import {
-  countWallets,
-  findWallet,
-  findWalletByAddress,
-  listWallets,
-  type WalletRow,
-} from './wallets.repository.ts';
+import { countWallets, findWallet, findWalletByAddress, listWallets } from './wallets.repository.ts';
 import { Balance, CreateWalletBody, GasRecord, toWallet, Wallet, WalletQuery } from './wallets.schema.ts';
 
 export const MAX_WALLETS = 10;

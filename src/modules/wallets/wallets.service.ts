@@ -1,10 +1,10 @@
 import type { Hex } from 'viem';
-import type { TransactionRow } from '../../db/schema/index.ts';
+import type { TransactionRow, WalletRow } from '../../db/schema/index.ts';
 import type { Deps, OperationContext } from '../../deps.ts';
 import { ensureGas } from '../../worker/steps.ts';
 import { PreflightError } from '../../worker/submissions.ts';
 import { openWalletKey } from './custody.ts';
-import { findWalletById, type WalletRow } from './wallets.repository.ts';
+import { findWalletByAddress, findWalletById } from './wallets.repository.ts';
 
 /** The wallet a transaction moves money from; a row whose wallet is gone fails before anything is signed. */
 export async function transactionWallet(deps: Deps, row: TransactionRow): Promise<WalletRow> {
@@ -25,4 +25,11 @@ export async function spendingWallet(
   const key = openWalletKey(ctx.deps.keyring, wallet);
   const gasTxHash = await ensureGas(ctx, row, wallet);
   return { wallet, key, gasTxHash };
+}
+
+/** The key of the custodial wallet at `address`, or null when the service holds none (`sealpay repair nonces`). */
+export async function custodialKeyOf(deps: Deps, address: string): Promise<Hex | null> {
+  const wallet = await findWalletByAddress(deps.database.db, address);
+  if (!wallet?.sealedPrivateKey) return null;
+  return openWalletKey(deps.keyring, wallet);
 }

@@ -1,11 +1,11 @@
 /** What the three letter legs (escrow, claim, refund) share. */
 import type { Hex } from 'viem';
 import { type LetterLeg, verifyLetterLeg } from '../../../adapters/confidential/helpers.ts';
-import type { SubmissionRow, TransactionRow } from '../../../db/schema/index.ts';
+import type { LetterRow, SubmissionRow, TransactionRow } from '../../../db/schema/index.ts';
 import type { OperationContext } from '../../../deps.ts';
 import { markSubmitted } from '../../../worker/steps.ts';
 import { PreflightError, settle } from '../../../worker/submissions.ts';
-import { findLetterById, type LetterRow } from '../letters.repository.ts';
+import { findLetterById } from '../letters.repository.ts';
 
 /** The letter a leg transaction belongs to (its metadata names it). */
 export async function legLetter(ctx: OperationContext, row: TransactionRow): Promise<LetterRow> {
