@@ -25,7 +25,6 @@ import { registerSandboxRoutes } from './modules/sandbox/sandbox.routes.ts';
 import { registerSecurityRoutes } from './modules/security/security.routes.ts';
 import { totpSecondFactor } from './modules/security/totp.service.ts';
 import { registerTransactionRoutes } from './modules/transactions/transactions.routes.ts';
-import { registerWalletExportRoutes } from './modules/wallets/wallet-export.ts';
 import { registerWalletRoutes } from './modules/wallets/wallets.routes.ts';
 import { registerWebRoutes } from './modules/web/web.routes.ts';
 
@@ -153,7 +152,6 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
       registerKeyRoutes(typed, deps);
       registerNetworkRoutes(typed, deps);
       registerWalletRoutes(typed, deps);
-      registerWalletExportRoutes(typed, deps);
       registerTransactionRoutes(typed, deps);
       registerReceiptRoutes(typed, deps);
       registerLetterRoutes(typed, deps);

@@ -9,7 +9,7 @@ import type { Deps } from './deps.ts';
 import { configuredSecrets, createRedactor, loggerOptions } from './http/logger.ts';
 import { LockHeldError } from './lib/pid-lock.ts';
 import { runAccountsCommand } from './modules/accounts/accounts.cli.ts';
-import { startLetterSweeper } from './modules/letters/letters.service.ts';
+import { startLetterSweeper } from './modules/letters/sweep.service.ts';
 import { closeDeps, createDeps } from './runtime.ts';
 import { startWorker } from './worker/worker.ts';
 

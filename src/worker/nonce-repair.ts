@@ -11,13 +11,12 @@
  * is filled with a zero-value transfer from the address to itself, and the rows waiting behind it go on (the
  * refused row's worker signs its intent again at a fresh nonce: see `submitOnce`).
  */
-import { and, eq } from 'drizzle-orm';
 import { type Address, getAddress, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { broadcastTransaction, waitForReceipt } from '../adapters/chain/tx.ts';
 import type { Network } from '../adapters/chain/types.ts';
-import { addressNonces, chainSubmissions } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
+import { findNonceCounter, findSubmissionAt, listNonceCounters } from './submissions.repository.ts';
 import { nonceLockKey } from './submissions.ts';
 
 const SELF_TRANSFER_GAS = 21_000n;
@@ -76,24 +75,18 @@ export async function repairNonces(
   network: Network,
   custodialKey: CustodialKeyOf,
 ): Promise<NonceRepairReport> {
-  const counters = await deps.database.db.select().from(addressNonces);
+  const counters = await listNonceCounters(deps.database.db);
   const repairs: NonceRepair[] = [];
   for (const counter of counters) {
     const address = getAddress(counter.address);
     await deps.database.withLock(nonceLockKey(address), async (db) => {
-      const [current] = await db
-        .select()
-        .from(addressNonces)
-        .where(eq(addressNonces.address, counter.address));
+      const current = await findNonceCounter(db, counter.address);
       const next = current?.nextNonce ?? counter.nextNonce;
       let key: Hex | null | undefined;
       let pending = await pendingCount(network, address);
       while (pending < next) {
         const nonce = pending;
-        const [stored] = await db
-          .select()
-          .from(chainSubmissions)
-          .where(and(eq(chainSubmissions.fromAddress, counter.address), eq(chainSubmissions.nonce, nonce)));
+        const stored = await findSubmissionAt(db, counter.address, nonce);
         let refusal: string | null = null;
         if (stored) {
           try {

@@ -27,3 +27,4 @@ export const wallets = pgTable(
 );
 
 export type WalletRow = typeof wallets.$inferSelect;
+export type NewWallet = typeof wallets.$inferInsert;

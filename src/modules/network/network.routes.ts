@@ -4,7 +4,7 @@ import { handleJsonRpcBody, jsonRpcParseError } from '../../adapters/chain/jsonr
 import type { Deps } from '../../deps.ts';
 import { Nullable, ok, responses } from '../../http/envelope.ts';
 import type { App } from '../../http/types.ts';
-import { requireNetwork } from '../wallets/balances.ts';
+import { requireNetwork } from './network.service.ts';
 
 const NetworkInfo = Type.Object({
   network: Type.String(),

@@ -8,8 +8,8 @@ import {
 } from '../../adapters/confidential/helpers.ts';
 import type { WalletRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
-import { AppError } from '../../lib/errors.ts';
 import { formatAmount, GAS_DECIMALS, STABLE_DECIMALS } from '../../lib/money.ts';
+import { requireNetwork } from '../network/network.service.ts';
 import { openWalletKey } from './custody.ts';
 import { toWallet } from './wallets.schema.ts';
 
@@ -21,11 +21,6 @@ const ZERO_HANDLE = `0x${'0'.repeat(64)}` as Hex;
  */
 const decrypted = new Map<string, bigint>();
 const MAX_CACHED = 10_000;
-
-export function requireNetwork(deps: Deps): Network {
-  if (!deps.network) throw new AppError('service_unavailable', 'The chain is not available in this process.');
-  return deps.network;
-}
 
 async function decryptBalance(deps: Deps, network: Network, wallet: WalletRow, handle: Hex): Promise<bigint> {
   if (handle === ZERO_HANDLE) return 0n;
