@@ -4,6 +4,7 @@ import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
 import type { TransactionRow, TransactionType, UserRow } from './db/schema/index.ts';
 import type { WorkSignal } from './db/work-signal.ts';
+import type { BoundedMap, ExpiringValue } from './lib/cache.ts';
 import type { CredentialCache } from './lib/credential-cache.ts';
 import type { RateLimitStore } from './lib/rate-limit.ts';
 import type { Keyring } from './lib/secrets.ts';
@@ -26,6 +27,18 @@ export interface Deps {
   readonly operations: Operations;
   /** Resolved API keys and sessions, on the embedded database only (null on PostgreSQL: every request reads it). */
   readonly credentialCache: CredentialCache<UserRow> | null;
+  /**
+   * Decrypted confidential balances by token, address and handle. A handle names one immutable ciphertext, so a
+   * cached decryption never goes stale: a balance that changes gets a new handle.
+   */
+  readonly balanceCache: BoundedMap<string, bigint>;
+  /** The chain's fee estimate (two calls), kept a second: the worker signs many transactions a second. */
+  readonly feeCache: ExpiringValue<FeeEstimate>;
+}
+
+export interface FeeEstimate {
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
 }
 
 /** What an operation works with: the dependencies, and the chain (the worker runs only where there is one). */

@@ -5,12 +5,16 @@ import { type Database, openDatabase } from './db/client.ts';
 import { PostgresRateLimitStore } from './db/rate-limits.ts';
 import type { UserRow } from './db/schema/index.ts';
 import { createWorkSignal } from './db/work-signal.ts';
-import type { Deps } from './deps.ts';
+import type { Deps, FeeEstimate } from './deps.ts';
+import { BoundedMap, ExpiringValue } from './lib/cache.ts';
 import { CredentialCache } from './lib/credential-cache.ts';
 import { MemoryRateLimitStore } from './lib/rate-limit.ts';
 import { loadKeyring } from './lib/secrets.ts';
 import { type Clock, systemClock } from './lib/time.ts';
 import { operations } from './operations.ts';
+
+/** Decrypted balances kept per process: bounded so the cache cannot grow without limit. */
+const MAX_CACHED_BALANCES = 10_000;
 
 export interface RuntimeOptions {
   /** Starts the chain adapter (embedded network or RPC). Off for commands that only touch the database. */
@@ -86,6 +90,10 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
     workSignal,
     operations,
     credentialCache,
+    balanceCache: new BoundedMap<string, bigint>(MAX_CACHED_BALANCES),
+    // The estimate's max fee carries viem's margin over the base fee, which cannot rise that far within a second
+    // (at most 12.5 % per block).
+    feeCache: new ExpiringValue<FeeEstimate>(1000),
   };
 }
 

@@ -96,25 +96,6 @@ async function estimateGas(network: Network, from: Address, call: Call): Promise
 }
 
 /**
- * Fee estimates are two chain calls; one a second per network is plenty. The estimate's max fee carries viem's
- * margin over the base fee, which cannot rise that far within a second (at most 12.5 % per block).
- */
-const FEE_TTL_MS = 1000;
-const feeCache = new WeakMap<
-  Network,
-  { at: number; fees: Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> }
->();
-function feesFor(network: Network) {
-  const cached = feeCache.get(network);
-  if (cached && Date.now() - cached.at < FEE_TTL_MS) return cached.fees;
-  const fees = network.publicClient.estimateFeesPerGas();
-  feeCache.set(network, { at: Date.now(), fees });
-  // A failed estimate is not kept: the next caller asks again.
-  fees.catch(() => feeCache.delete(network));
-  return fees;
-}
-
-/**
  * Signs the step's transaction once and stores the signed bytes, hash and nonce before anything is broadcast;
  * then broadcasts. Called again for the same (transaction, purpose), it rebroadcasts the stored bytes: never a
  * second signature for the same intent.
@@ -142,7 +123,7 @@ export async function submitOnce(
   }
   const call = await buildCall();
   const gas = await estimateGas(network, account.address, call);
-  const fees = await feesFor(network);
+  const fees = await deps.feeCache.get(() => network.publicClient.estimateFeesPerGas());
   // Read before the lock: it only ever raises the counter (a key also used elsewhere), so a read that is a moment
   // old is as good, and the lock is then held only for the database write and the broadcast.
   const chainNonce = await network.publicClient.getTransactionCount({

@@ -15,25 +15,17 @@ import { toWallet } from './wallets.schema.ts';
 
 const ZERO_HANDLE = `0x${'0'.repeat(64)}` as Hex;
 
-/**
- * Decrypted amounts by handle. A handle names one immutable ciphertext, so a cached decryption never goes stale:
- * a balance that changes gets a new handle. Bounded so it cannot grow without limit.
- */
-const decrypted = new Map<string, bigint>();
-const MAX_CACHED = 10_000;
-
 async function decryptBalance(deps: Deps, network: Network, wallet: WalletRow, handle: Hex): Promise<bigint> {
   if (handle === ZERO_HANDLE) return 0n;
   const cacheKey = `${network.contracts.confidentialToken}:${wallet.address}:${handle}`;
-  const cached = decrypted.get(cacheKey);
+  const cached = deps.balanceCache.get(cacheKey);
   if (cached !== undefined) return cached;
   const value = await network.rail.userDecrypt({
     handle,
     contract: network.contracts.confidentialToken,
     privateKey: openWalletKey(deps.keyring, wallet),
   });
-  if (decrypted.size >= MAX_CACHED) decrypted.delete(decrypted.keys().next().value as string);
-  decrypted.set(cacheKey, value);
+  deps.balanceCache.set(cacheKey, value);
   return value;
 }
 
