@@ -6,6 +6,7 @@ import type { TransactionRow, TransactionType, UserRow } from './db/schema/index
 import type { WorkSignal } from './db/work-signal.ts';
 import type { BoundedMap, ExpiringValue } from './lib/cache.ts';
 import type { CredentialCache } from './lib/credential-cache.ts';
+import type { TransactionErrorCode } from './lib/errors.ts';
 import type { RateLimitStore } from './lib/rate-limit.ts';
 import type { Keyring } from './lib/secrets.ts';
 import type { Clock } from './lib/time.ts';
@@ -56,7 +57,7 @@ export interface Operation {
   /** The token symbol a row of this type carries. */
   readonly token: string;
   /** The row's `errorCode` when it fails and the failure names no code of its own. */
-  readonly failureCode: string;
+  readonly failureCode: TransactionErrorCode;
   run(ctx: OperationContext, row: TransactionRow): Promise<void>;
   onFailure?(ctx: OperationContext, row: TransactionRow): Promise<void>;
 }

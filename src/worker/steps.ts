@@ -7,12 +7,18 @@ import type { Address, Hex, TransactionReceipt } from 'viem';
 import { getGasBalance } from '../adapters/confidential/helpers.ts';
 import type { TransactionRow } from '../db/schema/index.ts';
 import type { OperationContext } from '../deps.ts';
+import type { TransactionErrorCode } from '../lib/errors.ts';
 import { GAS_DECIMALS, parseAmount } from '../lib/money.ts';
 import { transition } from './outbox.repository.ts';
 import { settle, submitOnce } from './submissions.ts';
 
 /** Marks the row FAILED and runs its type's failure hook: only ever called when nothing moved on-chain for it. */
-export async function fail(ctx: OperationContext, row: TransactionRow, code: string, message: string) {
+export async function fail(
+  ctx: OperationContext,
+  row: TransactionRow,
+  code: TransactionErrorCode,
+  message: string,
+) {
   const failed = await transition(ctx.deps.database.db, row.id, ['QUEUED', 'PENDING', 'SETTLING'], {
     status: 'FAILED',
     error: message,

@@ -4,6 +4,7 @@ import { broadcastTransaction, waitForReceipt } from '../adapters/chain/tx.ts';
 import type { Network } from '../adapters/chain/types.ts';
 import type { SubmissionRow, TransactionRow } from '../db/schema/index.ts';
 import type { Deps, OperationContext } from '../deps.ts';
+import type { TransactionErrorCode } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import {
   allocateNonce,
@@ -14,13 +15,17 @@ import {
   releaseNonce,
 } from './submissions.repository.ts';
 
-/** A failure before anything was broadcast for the row: it can be marked FAILED, nothing moved. */
+/**
+ * A failure before anything was broadcast for the row: it can be marked FAILED, nothing moved. The row's
+ * `errorCode` is `errorCode` when the refusal names itself (`escrow_vault_underfunded`), else its type's failure
+ * code.
+ */
 export class PreflightError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  readonly errorCode: TransactionErrorCode | undefined;
+  constructor(message: string, options: { errorCode?: TransactionErrorCode; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'PreflightError';
-    this.code = code;
+    this.errorCode = options.errorCode;
   }
 }
 
@@ -80,14 +85,12 @@ async function estimateGas(network: Network, from: Address, call: Call): Promise
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     if (/insufficient funds/i.test(message)) {
-      throw new PreflightError(
-        'insufficient_gas',
-        'The wallet has too little gas currency to pay for this operation.',
-        { cause: error },
-      );
+      throw new PreflightError('The wallet has too little gas currency to pay for this operation.', {
+        cause: error,
+      });
     }
     if (/revert/i.test(message)) {
-      throw new PreflightError('reverted', 'The chain refuses this operation (it would revert).', {
+      throw new PreflightError('The chain refuses this operation (it would revert).', {
         cause: error,
       });
     }
@@ -165,7 +168,7 @@ export async function submitOnce(
           await deleteSubmission(tx, submission.id);
           await releaseNonce(tx, submission);
         });
-        throw new PreflightError('rejected', `The chain refused the transaction: ${messageOf(error)}`, {
+        throw new PreflightError(`The chain refused the transaction: ${messageOf(error)}`, {
           cause: error,
         });
       }

@@ -16,9 +16,6 @@ import { PreflightError, RevertedError } from './submissions.ts';
 const MAX_BACKOFF_MS = 60_000;
 const HOUR_MS = 3_600_000;
 
-/** Pre-flight codes that are the transaction's errorCode as they are (the rest map to the type's failure code). */
-const OWN_CODES = new Set(['escrow_vault_underfunded', 'faucet_cap_exceeded']);
-
 function backoffMs(attempts: number): number {
   const base = Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(attempts, 16));
   return Math.round(base / 2 + Math.random() * (base / 2));
@@ -66,8 +63,7 @@ export async function processRow(deps: Deps, row: TransactionRow, logger: Logger
         { transactionId: row.id, type: row.type, reason: (error as Error).message },
         'transaction failed',
       );
-      const code =
-        error instanceof PreflightError && OWN_CODES.has(error.code) ? error.code : operation.failureCode;
+      const code = (error instanceof PreflightError && error.errorCode) || operation.failureCode;
       await fail(ctx, row, code, (error as Error).message);
       return;
     }

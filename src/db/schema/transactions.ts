@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, index, integer, jsonb, numeric, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import type { TransactionErrorCode } from '../../lib/errors.ts';
 import { users } from './accounts.ts';
 import { createdAt, ts, updatedAt } from './columns.ts';
 import { wallets } from './wallets.ts';
@@ -50,7 +51,7 @@ export const transactions = pgTable(
     toAddress: text('to_address'),
     counterparty: text('counterparty'),
     error: text('error'),
-    errorCode: text('error_code'),
+    errorCode: text('error_code').$type<TransactionErrorCode>(),
     metadata: jsonb('metadata').$type<Record<string, unknown>>(),
     /** The worker's position inside the status (e.g. redeem: `unwrap` then `finalize`). */
     step: text('step').notNull().default('start'),

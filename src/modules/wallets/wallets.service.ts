@@ -114,7 +114,7 @@ export async function makePrimary(deps: Deps, userId: string, walletId: string):
 /** The wallet a transaction moves money from; a row whose wallet is gone fails before anything is signed. */
 export async function transactionWallet(deps: Deps, row: TransactionRow): Promise<WalletRow> {
   const wallet = await findWalletById(deps.database.db, row.walletId);
-  if (!wallet) throw new PreflightError('wallet_missing', 'The wallet of this transaction no longer exists.');
+  if (!wallet) throw new PreflightError('The wallet of this transaction no longer exists.');
   return wallet;
 }
 

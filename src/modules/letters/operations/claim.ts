@@ -29,8 +29,10 @@ async function runClaim(ctx: OperationContext, row: TransactionRow): Promise<voi
         : 0n;
     if (held !== amount) {
       throw new PreflightError(
-        'escrow_vault_underfunded',
         'The escrow vault cannot cover this letter right now. The letter stays claimable.',
+        {
+          errorCode: 'escrow_vault_underfunded',
+        },
       );
     }
     return {

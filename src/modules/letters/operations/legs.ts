@@ -12,8 +12,7 @@ export async function legLetter(ctx: OperationContext, row: TransactionRow): Pro
   const letterId = row.metadata?.letterId;
   const letter =
     typeof letterId === 'string' ? await findLetterById(ctx.deps.database.db, letterId) : undefined;
-  if (!letter)
-    throw new PreflightError('letter_missing', `The letter of transaction ${row.id} does not exist.`);
+  if (!letter) throw new PreflightError(`The letter of transaction ${row.id} does not exist.`);
   return letter;
 }
 

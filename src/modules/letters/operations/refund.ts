@@ -17,7 +17,7 @@ async function runRefund(ctx: OperationContext, row: TransactionRow): Promise<vo
   const submission = await submitOnce(ctx, row, 'refund', ctx.network.operator.privateKey, async () => {
     const onChain = await readLetter(ctx.network, vaultId);
     if (onChain.state !== LETTER_STATE.Escrowed) {
-      throw new PreflightError('refund_failed', 'The vault no longer holds this letter: nothing to refund.');
+      throw new PreflightError('The vault no longer holds this letter: nothing to refund.');
     }
     return { to: ctx.network.contracts.letterVault, data: encodeLetterRefund(vaultId) };
   });

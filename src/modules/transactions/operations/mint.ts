@@ -25,7 +25,7 @@ async function runMint(ctx: OperationContext, row: TransactionRow): Promise<void
   if (row.step === 'start' && !wrapSigned) {
     const balance = await getStablecoinBalance(ctx.network, wallet.address as Address);
     if (balance < amount)
-      throw new PreflightError('mint_failed', 'The public STABLE balance is too low to mint this amount.');
+      throw new PreflightError('The public STABLE balance is too low to mint this amount.');
   }
   const token = ctx.network.contracts.confidentialToken;
   // The wrapper gets an unlimited allowance, once: two mints of one wallet in flight would otherwise overwrite each
