@@ -1,3 +1,4 @@
+import type { FeeEstimate } from './adapters/chain/tx.ts';
 import type { Network } from './adapters/chain/types.ts';
 import type { PrintProvider } from './adapters/mail/index.ts';
 import type { Config } from './config.ts';
@@ -35,11 +36,6 @@ export interface Deps {
   readonly balanceCache: BoundedMap<string, bigint>;
   /** The chain's fee estimate (two calls), kept a second: the worker signs many transactions a second. */
   readonly feeCache: ExpiringValue<FeeEstimate>;
-}
-
-export interface FeeEstimate {
-  maxFeePerGas: bigint;
-  maxPriorityFeePerGas: bigint;
 }
 
 /** What an operation works with: the dependencies, and the chain (the worker runs only where there is one). */

@@ -1,3 +1,4 @@
+import type { FeeEstimate } from './adapters/chain/tx.ts';
 import type { ContractAddresses, Network } from './adapters/chain/types.ts';
 import { createPrintProvider } from './adapters/mail/index.ts';
 import type { Config } from './config.ts';
@@ -5,7 +6,7 @@ import { type Database, openDatabase } from './db/client.ts';
 import { PostgresRateLimitStore } from './db/rate-limits.ts';
 import type { UserRow } from './db/schema/index.ts';
 import { createWorkSignal } from './db/work-signal.ts';
-import type { Deps, FeeEstimate } from './deps.ts';
+import type { Deps } from './deps.ts';
 import { BoundedMap, ExpiringValue } from './lib/cache.ts';
 import { CredentialCache } from './lib/credential-cache.ts';
 import { MemoryRateLimitStore } from './lib/rate-limit.ts';

@@ -13,7 +13,7 @@
  */
 import { type Address, getAddress, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { broadcastTransaction, waitForReceipt } from '../adapters/chain/tx.ts';
+import { broadcastTransaction, signTransaction, waitForReceipt } from '../adapters/chain/tx.ts';
 import type { Network } from '../adapters/chain/types.ts';
 import type { Deps } from '../deps.ts';
 import { findNonceCounter, findSubmissionAt, listNonceCounters } from './submissions.repository.ts';
@@ -52,19 +52,15 @@ async function pendingCount(network: Network, address: Address): Promise<number>
 }
 
 async function fillWithSelfTransfer(network: Network, privateKey: Hex, nonce: number): Promise<Hex> {
-  const account = privateKeyToAccount(privateKey);
-  const fees = await network.publicClient.estimateFeesPerGas();
-  const serialized = await account.signTransaction({
-    type: 'eip1559',
-    chainId: network.chainId,
-    nonce,
-    gas: SELF_TRANSFER_GAS,
-    to: account.address,
+  const self = privateKeyToAccount(privateKey).address;
+  const signed = await signTransaction(network, {
+    privateKey,
+    to: self,
     value: 0n,
-    maxFeePerGas: fees.maxFeePerGas,
-    maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+    gas: SELF_TRANSFER_GAS,
+    nonce,
   });
-  const hash = await broadcastTransaction(network, serialized);
+  const hash = await broadcastTransaction(network, signed.serialized);
   await waitForReceipt(network, hash, { timeoutMs: 60_000 });
   return hash;
 }
@@ -90,8 +86,8 @@ export async function repairNonces(
         let refusal: string | null = null;
         if (stored) {
           try {
-            await broadcastTransaction(network, stored.rawTx as Hex);
-            repairs.push({ address, nonce, action: 'rebroadcast', txHash: stored.txHash as Hex });
+            await broadcastTransaction(network, stored.rawTx);
+            repairs.push({ address, nonce, action: 'rebroadcast', txHash: stored.txHash });
           } catch (error) {
             refusal =
               error instanceof Error ? (error.message.split('\n')[0] ?? error.message) : String(error);

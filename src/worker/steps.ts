@@ -5,12 +5,12 @@
  */
 import type { Address, Hex, TransactionReceipt } from 'viem';
 import { getGasBalance } from '../adapters/confidential/helpers.ts';
-import type { TransactionRow } from '../db/schema/index.ts';
+import type { TransactionMetadata, TransactionRow } from '../db/schema/index.ts';
 import type { OperationContext } from '../deps.ts';
 import type { TransactionErrorCode } from '../lib/errors.ts';
 import { GAS_DECIMALS, parseAmount } from '../lib/money.ts';
 import { transition } from './outbox.repository.ts';
-import { settle, submitOnce } from './submissions.ts';
+import { PreflightError, settle, submitOnce } from './submissions.ts';
 
 /** Marks the row FAILED and runs its type's failure hook: only ever called when nothing moved on-chain for it. */
 export async function fail(
@@ -39,7 +39,13 @@ export function blockFields(receipt: TransactionReceipt, logIndex?: number) {
   };
 }
 
-export function withMetadata(row: TransactionRow, extra: Record<string, unknown>) {
+/** The row's recipient: a transfer's address, a claim's wallet (the request that queued it always set one). */
+export function recipientOf(row: TransactionRow): Address {
+  if (!row.toAddress) throw new PreflightError(`Transaction ${row.id} has no recipient.`);
+  return row.toAddress;
+}
+
+export function withMetadata(row: TransactionRow, extra: TransactionMetadata): TransactionMetadata {
   return { ...(row.metadata ?? {}), ...extra };
 }
 
@@ -50,20 +56,20 @@ export function withMetadata(row: TransactionRow, extra: Record<string, unknown>
 export async function ensureGas(
   ctx: OperationContext,
   row: TransactionRow,
-  wallet: { address: string },
+  wallet: { address: Address },
 ): Promise<Hex | null> {
   const { config } = ctx.deps;
   if (config.environment !== 'sandbox') return null;
   const topUp = parseAmount(config.faucet.gasTopUp, GAS_DECIMALS);
-  const balance = await getGasBalance(ctx.network, wallet.address as Address);
-  const existing = row.metadata?.gasTxHash as Hex | undefined;
+  const balance = await getGasBalance(ctx.network, wallet.address);
+  const existing = row.metadata?.gasTxHash;
   if (balance >= topUp / 4n && !existing) return null;
   const submission = await submitOnce(ctx, row, 'gas', ctx.network.operator.privateKey, async () => ({
-    to: wallet.address as Address,
+    to: wallet.address,
     value: topUp,
   }));
   await settle(ctx, submission);
-  return submission.txHash as Hex;
+  return submission.txHash;
 }
 
 /**
@@ -73,7 +79,7 @@ export async function ensureGas(
 export async function markSubmitted(
   ctx: OperationContext,
   row: TransactionRow,
-  txHash: string,
+  txHash: Hex,
   gasTxHash: Hex | null,
 ) {
   const metadata = gasTxHash ? withMetadata(row, { gasTxHash }) : row.metadata;

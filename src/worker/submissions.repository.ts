@@ -2,6 +2,7 @@
  * Signed chain transactions (`chain_submissions`) and the nonce counters they are signed under (`address_nonces`).
  */
 import { and, eq, isNotNull, notInArray, sql } from 'drizzle-orm';
+import type { Address, Hex } from 'viem';
 import type { DbOrTx } from '../db/client.ts';
 import {
   addressNonces,
@@ -45,7 +46,7 @@ export async function hasValueMovingSubmission(db: DbOrTx, transactionId: string
  * Takes the address's next nonce in one statement: the first use starts at the chain's count, and the counter is
  * never behind the chain (a key also used elsewhere, an exported wallet, moves the chain's count on).
  */
-export async function allocateNonce(db: DbOrTx, address: string, chainNonce: number): Promise<number> {
+export async function allocateNonce(db: DbOrTx, address: Address, chainNonce: number): Promise<number> {
   const [allocated] = await db
     .insert(addressNonces)
     .values({ address, nextNonce: chainNonce + 1 })
@@ -87,7 +88,7 @@ export async function releaseNonce(db: DbOrTx, submission: SubmissionRow): Promi
 export async function recordReceipt(
   db: DbOrTx,
   id: string,
-  receipt: { status: 'MINED' | 'REVERTED'; blockNumber: bigint; blockHash: string },
+  receipt: { status: 'MINED' | 'REVERTED'; blockNumber: bigint; blockHash: Hex },
 ): Promise<void> {
   await db
     .update(chainSubmissions)
@@ -99,8 +100,8 @@ export async function recordReceipt(
 export async function findSubmissionBlock(
   db: DbOrTx,
   transactionId: string,
-  txHash: string,
-): Promise<{ blockNumber: bigint; blockHash: string } | undefined> {
+  txHash: Hex,
+): Promise<{ blockNumber: bigint; blockHash: Hex } | undefined> {
   const [row] = await db
     .select({ blockNumber: chainSubmissions.blockNumber, blockHash: chainSubmissions.blockHash })
     .from(chainSubmissions)
@@ -120,7 +121,7 @@ export function listNonceCounters(db: DbOrTx) {
   return db.select().from(addressNonces);
 }
 
-export async function findNonceCounter(db: DbOrTx, address: string) {
+export async function findNonceCounter(db: DbOrTx, address: Address) {
   const [row] = await db.select().from(addressNonces).where(eq(addressNonces.address, address));
   return row;
 }
@@ -128,7 +129,7 @@ export async function findNonceCounter(db: DbOrTx, address: string) {
 /** The stored submission of an address at a nonce, if any. */
 export async function findSubmissionAt(
   db: DbOrTx,
-  address: string,
+  address: Address,
   nonce: number,
 ): Promise<SubmissionRow | undefined> {
   const [row] = await db

@@ -1,6 +1,14 @@
-import { type Address, type Hex, keccak256, TransactionNotFoundError, type TransactionReceipt } from 'viem';
+import { type Address, type Hex, TransactionNotFoundError, type TransactionReceipt } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { broadcastTransaction, waitForReceipt } from '../adapters/chain/tx.ts';
+import {
+  broadcastTransaction,
+  estimateGasLimit,
+  isInsufficientFunds,
+  isRefusedByNode,
+  isRevert,
+  signTransaction,
+  waitForReceipt,
+} from '../adapters/chain/tx.ts';
 import type { Network } from '../adapters/chain/types.ts';
 import type { SubmissionRow, TransactionRow } from '../db/schema/index.ts';
 import type { Deps, OperationContext } from '../deps.ts';
@@ -47,8 +55,6 @@ export interface Call {
   gas?: bigint;
 }
 
-const GAS_MARGIN_PERCENT = 130n;
-
 /**
  * Allocating a nonce, signing, storing and broadcasting for one address never interleave, in any process sharing
  * the database (`Database.withLock`), so a broadcast the chain refuses can give its nonce back before anyone takes
@@ -72,27 +78,19 @@ export async function isKnownToChain(network: Network, hash: Hex): Promise<boole
   }
 }
 
-async function estimateGas(network: Network, from: Address, call: Call): Promise<bigint> {
+/** The call's gas limit: its own, or the chain's estimate; a call the chain refuses fails before it is signed. */
+async function gasLimitOf(network: Network, from: Address, call: Call): Promise<bigint> {
   if (call.gas) return call.gas;
   try {
-    const estimate = await network.publicClient.estimateGas({
-      account: from,
-      to: call.to,
-      data: call.data,
-      value: call.value,
-    });
-    return (estimate * GAS_MARGIN_PERCENT) / 100n;
+    return await estimateGasLimit(network, from, call);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    if (/insufficient funds/i.test(message)) {
+    if (isInsufficientFunds(error)) {
       throw new PreflightError('The wallet has too little gas currency to pay for this operation.', {
         cause: error,
       });
     }
-    if (/revert/i.test(message)) {
-      throw new PreflightError('The chain refuses this operation (it would revert).', {
-        cause: error,
-      });
+    if (isRevert(error)) {
+      throw new PreflightError('The chain refuses this operation (it would revert).', { cause: error });
     }
     throw error;
   }
@@ -116,7 +114,7 @@ export async function submitOnce(
   if (existing) {
     if (existing.status !== 'SIGNED') return existing;
     try {
-      await broadcastTransaction(network, existing.rawTx as Hex);
+      await broadcastTransaction(network, existing.rawTx);
       return existing;
     } catch (error) {
       if (!(await withdrawDeadSignature(deps, network, existing))) throw error;
@@ -125,7 +123,7 @@ export async function submitOnce(
     }
   }
   const call = await buildCall();
-  const gas = await estimateGas(network, account.address, call);
+  const gas = await gasLimitOf(network, account.address, call);
   const fees = await deps.feeCache.get(() => network.publicClient.estimateFeesPerGas());
   // Read before the lock: it only ever raises the counter (a key also used elsewhere), so a read that is a moment
   // old is as good, and the lock is then held only for the database write and the broadcast.
@@ -136,34 +134,24 @@ export async function submitOnce(
   return deps.database.withLock(nonceLockKey(account.address), async (db) => {
     const submission = await db.transaction(async (tx) => {
       const nonce = await allocateNonce(tx, account.address, chainNonce);
-      const serialized = await account.signTransaction({
-        type: 'eip1559',
-        chainId: network.chainId,
-        nonce,
-        gas,
-        to: call.to,
-        data: call.data,
-        value: call.value ?? 0n,
-        maxFeePerGas: fees.maxFeePerGas,
-        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-      });
+      const signed = await signTransaction(network, { privateKey, ...call, gas, nonce, fees });
       return insertSubmission(tx, {
         id: newId(),
         transactionId,
         purpose,
         fromAddress: account.address,
         nonce,
-        rawTx: serialized,
-        txHash: keccak256(serialized),
+        rawTx: signed.serialized,
+        txHash: signed.hash,
         status: 'SIGNED',
       });
     });
     try {
-      await broadcastTransaction(network, submission.rawTx as Hex);
+      await broadcastTransaction(network, submission.rawTx);
     } catch (error) {
       // The chain refused the bytes outright (they are not in its pool): nothing was sent, so the signature is
       // withdrawn and its nonce given back while no later one has been taken.
-      if (isDefinitiveRejection(error) && !(await isKnownToChain(network, submission.txHash as Hex))) {
+      if (isRefusedByNode(error) && !(await isKnownToChain(network, submission.txHash))) {
         await db.transaction(async (tx) => {
           await deleteSubmission(tx, submission.id);
           await releaseNonce(tx, submission);
@@ -187,11 +175,11 @@ async function withdrawDeadSignature(
   network: Network,
   submission: SubmissionRow,
 ): Promise<boolean> {
-  const from = submission.fromAddress as Address;
+  const from = submission.fromAddress;
   return deps.database.withLock(nonceLockKey(from), async (db) => {
     const used = await network.publicClient.getTransactionCount({ address: from, blockTag: 'latest' });
     if (used <= submission.nonce) return false;
-    if (await isKnownToChain(network, submission.txHash as Hex)) return false;
+    if (await isKnownToChain(network, submission.txHash)) return false;
     await deleteSubmission(db, submission.id);
     return true;
   });
@@ -202,19 +190,13 @@ function messageOf(error: unknown): string {
   return text.split('\n')[0] ?? text;
 }
 
-function isDefinitiveRejection(error: unknown): boolean {
-  return /insufficient funds|nonce too low|intrinsic gas|exceeds block gas limit|invalid sender|revert/i.test(
-    error instanceof Error ? error.message : String(error),
-  );
-}
-
 /** Waits for the stored transaction's receipt and records it; a revert throws RevertedError. */
 export async function settle(
   { deps, network }: OperationContext,
   submission: SubmissionRow,
   options: { timeoutMs?: number } = {},
 ): Promise<TransactionReceipt> {
-  const receipt = await waitForReceipt(network, submission.txHash as Hex, {
+  const receipt = await waitForReceipt(network, submission.txHash, {
     timeoutMs: options.timeoutMs ?? 30_000,
   });
   if (submission.status === 'SIGNED') {

@@ -3,6 +3,7 @@
  * may see what. Mailing is in mailing.service.ts, the operator's sweep in sweep.service.ts, the legs' state machines
  * in operations/.
  */
+import type { Address } from 'viem';
 import { decryptConfidentialBalance, letterIdToBytes32 } from '../../adapters/confidential/helpers.ts';
 import type { Tx } from '../../db/client.ts';
 import type { LetterRow, RecipientAddress, TransactionRow, UserRow } from '../../db/schema/index.ts';
@@ -326,7 +327,7 @@ export async function claimLetter(
 async function claimInto(
   deps: Deps,
   user: UserRow,
-  wallet: { id: string; address: string },
+  wallet: { id: string; address: Address },
   claimCode: string,
   logger: Logger,
 ): Promise<ClaimOutcome> {

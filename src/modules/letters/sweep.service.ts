@@ -1,4 +1,3 @@
-import type { Hex } from 'viem';
 import { LETTER_STATE } from '../../adapters/chain/contracts.ts';
 import { readLetter } from '../../adapters/confidential/helpers.ts';
 import type { Deps } from '../../deps.ts';
@@ -35,7 +34,7 @@ export async function sweepLetters(
   const failedRefunds = await findLettersWithFailedRefund(db, SWEEP_BATCH);
   const network = requireNetwork(deps);
   for (const letter of failedRefunds) {
-    const onChain = await readLetter(network, letter.vaultLetterId as Hex);
+    const onChain = await readLetter(network, letter.vaultLetterId);
     if (onChain.state !== LETTER_STATE.Escrowed) {
       await updateLetter(db, letter.id, {
         needsReview: true,

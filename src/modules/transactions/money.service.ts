@@ -19,8 +19,8 @@ interface QueueRequest {
   wallet: WalletRow;
   type: TransactionType;
   amount: bigint;
-  fromAddress: string | null;
-  toAddress: string | null;
+  fromAddress: Address | null;
+  toAddress: Address | null;
   counterparty?: string | null;
   idempotencyKey?: string | undefined;
   /** What the idempotency key is bound to: the route and its body. */
@@ -116,7 +116,7 @@ async function queueTransaction(deps: Deps, request: QueueRequest): Promise<Tran
 
 /** The public balance must cover the amount (the worker checks again before it signs). */
 async function assertPublicBalance(deps: Deps, wallet: WalletRow, amount: bigint): Promise<void> {
-  const balance = await getStablecoinBalance(requireNetwork(deps), wallet.address as Address);
+  const balance = await getStablecoinBalance(requireNetwork(deps), wallet.address);
   if (balance < amount) {
     throw new AppError(
       'insufficient_balance',

@@ -1,4 +1,4 @@
-import type { Address, Hex } from 'viem';
+import { type Hex, zeroHash } from 'viem';
 import { CONFIDENTIAL_TOKEN_SYMBOL, STABLECOIN_SYMBOL } from '../../adapters/chain/contracts.ts';
 import type { Network } from '../../adapters/chain/types.ts';
 import {
@@ -13,10 +13,8 @@ import { requireNetwork } from '../network/network.service.ts';
 import { openWalletKey } from './custody.ts';
 import { toWallet } from './wallets.schema.ts';
 
-const ZERO_HANDLE = `0x${'0'.repeat(64)}` as Hex;
-
 async function decryptBalance(deps: Deps, network: Network, wallet: WalletRow, handle: Hex): Promise<bigint> {
-  if (handle === ZERO_HANDLE) return 0n;
+  if (handle === zeroHash) return 0n;
   const cacheKey = `${network.contracts.confidentialToken}:${wallet.address}:${handle}`;
   const cached = deps.balanceCache.get(cacheKey);
   if (cached !== undefined) return cached;
@@ -39,7 +37,7 @@ export interface GasRecord {
 /** Gas and public balances: plain chain reads, no decryption, cheap enough to poll. */
 export async function gasOf(deps: Deps, wallet: WalletRow): Promise<GasRecord> {
   const network = requireNetwork(deps);
-  const address = wallet.address as Address;
+  const address = wallet.address;
   const [eth, normal] = await Promise.all([
     getGasBalance(network, address),
     getStablecoinBalance(network, address),
@@ -59,7 +57,7 @@ export async function gasOf(deps: Deps, wallet: WalletRow): Promise<GasRecord> {
 /** The balance record of one wallet; the confidential amount is decrypted for custodial wallets only. */
 export async function balanceOf(deps: Deps, wallet: WalletRow) {
   const network = requireNetwork(deps);
-  const address = wallet.address as Address;
+  const address = wallet.address;
   const [eth, normal, handle] = await Promise.all([
     getGasBalance(network, address),
     getStablecoinBalance(network, address),

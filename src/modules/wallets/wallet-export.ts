@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, pbkdf2, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { getAddress, type Hex } from 'viem';
+import { bytesToHex, getAddress, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { WalletRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
@@ -70,7 +70,7 @@ export async function decryptWalletKey(payload: WalletKeyPayload, passphrase: st
   } finally {
     key.fill(0);
   }
-  const hex = `0x${plaintext.toString('hex')}` as Hex;
+  const hex = bytesToHex(plaintext);
   plaintext.fill(0);
   return hex;
 }

@@ -1,4 +1,4 @@
-import { getAddress, type Hex } from 'viem';
+import { type Address, getAddress, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { TransactionRow, WalletRow } from '../../db/schema/index.ts';
@@ -46,7 +46,7 @@ export function assertCanSend(wallet: WalletRow): void {
 export async function addWallet(
   deps: Deps,
   userId: string,
-  wallet: { address: string; label: string | undefined; privateKey?: Hex },
+  wallet: { address: Address; label: string | undefined; privateKey?: Hex },
 ): Promise<WalletRow> {
   const id = newId();
   const type = wallet.privateKey ? 'CUSTODIAL' : 'EXTERNAL';

@@ -1,10 +1,9 @@
-import type { Address, Hex } from 'viem';
 import { CONFIDENTIAL_TOKEN_SYMBOL, LETTER_STATE } from '../../../adapters/chain/contracts.ts';
 import { encodeLetterRelease, readLetter } from '../../../adapters/confidential/helpers.ts';
 import type { TransactionRow } from '../../../db/schema/index.ts';
 import type { Operation, OperationContext } from '../../../deps.ts';
 import { transition } from '../../../worker/outbox.repository.ts';
-import { blockFields, withMetadata } from '../../../worker/steps.ts';
+import { blockFields, recipientOf, withMetadata } from '../../../worker/steps.ts';
 import { PreflightError, submitOnce } from '../../../worker/submissions.ts';
 import { moveLetter } from '../letters.repository.ts';
 import { legLetter, settleLeg } from './legs.ts';
@@ -13,7 +12,7 @@ import { legLetter, settleLeg } from './legs.ts';
 async function runClaim(ctx: OperationContext, row: TransactionRow): Promise<void> {
   const { db } = ctx.deps.database;
   const letter = await legLetter(ctx, row);
-  const vaultId = letter.vaultLetterId as Hex;
+  const vaultId = letter.vaultLetterId;
   const amount = BigInt(row.amount);
   const submission = await submitOnce(ctx, row, 'release', ctx.network.operator.privateKey, async () => {
     // Checked only before the release is signed (a release already signed is carried through, never re-judged):
@@ -37,7 +36,7 @@ async function runClaim(ctx: OperationContext, row: TransactionRow): Promise<voi
     }
     return {
       to: ctx.network.contracts.letterVault,
-      data: encodeLetterRelease(vaultId, row.toAddress as Address),
+      data: encodeLetterRelease(vaultId, recipientOf(row)),
     };
   });
   const { receipt, verified } = await settleLeg(ctx, row, submission, {

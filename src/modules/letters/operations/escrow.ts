@@ -1,4 +1,3 @@
-import type { Address, Hex } from 'viem';
 import { CONFIDENTIAL_TOKEN_SYMBOL } from '../../../adapters/chain/contracts.ts';
 import { encodeLetterEscrow } from '../../../adapters/confidential/helpers.ts';
 import type { TransactionRow } from '../../../db/schema/index.ts';
@@ -20,20 +19,20 @@ async function runEscrow(ctx: OperationContext, row: TransactionRow): Promise<vo
   const submission = await submitOnce(ctx, row, 'escrow', key, async () => {
     const encrypted = await ctx.network.rail.encryptAmount({
       contract: token,
-      caller: wallet.address as Address,
+      caller: wallet.address,
       amount,
     });
     return {
       to: token,
       data: encodeLetterEscrow({
         vault: ctx.network.contracts.letterVault,
-        letterId: letter.vaultLetterId as Hex,
+        letterId: letter.vaultLetterId,
         encrypted,
       }),
     };
   });
   const { metadata, receipt, verified } = await settleLeg(ctx, row, submission, {
-    letterId: letter.vaultLetterId as Hex,
+    letterId: letter.vaultLetterId,
     leg: 'escrow',
     expectedAmount: amount,
     gasTxHash: gasTxHash,

@@ -1,4 +1,3 @@
-import type { Hex } from 'viem';
 import { CONFIDENTIAL_TOKEN_SYMBOL, LETTER_STATE } from '../../../adapters/chain/contracts.ts';
 import { encodeLetterRefund, readLetter } from '../../../adapters/confidential/helpers.ts';
 import type { TransactionRow } from '../../../db/schema/index.ts';
@@ -13,7 +12,7 @@ import { legLetter, settleLeg } from './legs.ts';
 async function runRefund(ctx: OperationContext, row: TransactionRow): Promise<void> {
   const { db } = ctx.deps.database;
   const letter = await legLetter(ctx, row);
-  const vaultId = letter.vaultLetterId as Hex;
+  const vaultId = letter.vaultLetterId;
   const submission = await submitOnce(ctx, row, 'refund', ctx.network.operator.privateKey, async () => {
     const onChain = await readLetter(ctx.network, vaultId);
     if (onChain.state !== LETTER_STATE.Escrowed) {

@@ -1,4 +1,3 @@
-import type { Address } from 'viem';
 import { STABLECOIN_SYMBOL } from '../../../adapters/chain/contracts.ts';
 import { encodeMint } from '../../../adapters/confidential/helpers.ts';
 import type { TransactionRow } from '../../../db/schema/index.ts';
@@ -50,12 +49,12 @@ async function runFund(ctx: OperationContext, row: TransactionRow): Promise<void
   const operatorKey = ctx.network.operator.privateKey;
   const topUp = parseAmount(ctx.deps.config.faucet.gasTopUp, GAS_DECIMALS);
   const gas = await submitOnce(ctx, row, 'gas', operatorKey, async () => ({
-    to: wallet.address as Address,
+    to: wallet.address,
     value: topUp,
   }));
   const fund = await submitOnce(ctx, row, 'fund', operatorKey, async () => ({
     to: ctx.network.contracts.stablecoin,
-    data: encodeMint(wallet.address as Address, amount),
+    data: encodeMint(wallet.address, amount),
   }));
   await transition(db, row.id, 'QUEUED', {
     status: 'PENDING',

@@ -1,4 +1,4 @@
-import { type Address, maxUint256 } from 'viem';
+import { maxUint256 } from 'viem';
 import { CONFIDENTIAL_TOKEN_SYMBOL, stablecoinAbi } from '../../../adapters/chain/contracts.ts';
 import { encodeApprove, encodeWrap, getStablecoinBalance } from '../../../adapters/confidential/helpers.ts';
 import type { TransactionRow } from '../../../db/schema/index.ts';
@@ -23,7 +23,7 @@ async function runMint(ctx: OperationContext, row: TransactionRow): Promise<void
   // the balance it spent is gone, and refusing here would retry the row forever.
   const wrapSigned = await findSubmission(db, row.id, 'wrap');
   if (row.step === 'start' && !wrapSigned) {
-    const balance = await getStablecoinBalance(ctx.network, wallet.address as Address);
+    const balance = await getStablecoinBalance(ctx.network, wallet.address);
     if (balance < amount)
       throw new PreflightError('The public STABLE balance is too low to mint this amount.');
   }
@@ -35,7 +35,7 @@ async function runMint(ctx: OperationContext, row: TransactionRow): Promise<void
       address: ctx.network.contracts.stablecoin,
       abi: stablecoinAbi,
       functionName: 'allowance',
-      args: [wallet.address as Address, token],
+      args: [wallet.address, token],
     });
     if (allowance < amount) {
       const approve = await submitOnce(ctx, row, 'approve', key, async () => ({
@@ -51,7 +51,7 @@ async function runMint(ctx: OperationContext, row: TransactionRow): Promise<void
   }
   const wrap = await submitOnce(ctx, row, 'wrap', key, async () => ({
     to: token,
-    data: encodeWrap(wallet.address as Address, amount),
+    data: encodeWrap(wallet.address, amount),
     gas: WRAP_GAS,
   }));
   const metadata = await markSubmitted(ctx, row, wrap.txHash, gasTxHash);

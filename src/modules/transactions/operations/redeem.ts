@@ -1,4 +1,3 @@
-import type { Address, Hex } from 'viem';
 import { CONFIDENTIAL_TOKEN_SYMBOL } from '../../../adapters/chain/contracts.ts';
 import {
   encodeFinalizeUnwrap,
@@ -29,12 +28,12 @@ async function runRedeem(ctx: OperationContext, row: TransactionRow): Promise<vo
     const unwrap = await submitOnce(ctx, row, 'unwrap', key, async () => {
       const encrypted = await ctx.network.rail.encryptAmount({
         contract: token,
-        caller: wallet.address as Address,
+        caller: wallet.address,
         amount: BigInt(row.amount),
       });
       return {
         to: token,
-        data: encodeUnwrap(wallet.address as Address, wallet.address as Address, encrypted),
+        data: encodeUnwrap(wallet.address, wallet.address, encrypted),
       };
     });
     const metadata = await markSubmitted(ctx, row, unwrap.txHash, gasTxHash);
@@ -50,7 +49,8 @@ async function runRedeem(ctx: OperationContext, row: TransactionRow): Promise<vo
     if (!moved) return;
     current = moved;
   }
-  const requestId = current.metadata?.unwrapRequestId as Hex;
+  const requestId = current.metadata?.unwrapRequestId;
+  if (!requestId) throw new Error(`redeem ${row.id} is SETTLING without its unwrap request`);
   const decryption = await ctx.network.rail.publicDecrypt([requestId]);
   const cleartext = decryption.cleartexts[0] ?? 0n;
   if (cleartext === 0n) {
@@ -58,13 +58,13 @@ async function runRedeem(ctx: OperationContext, row: TransactionRow): Promise<vo
     await fail(ctx, current, 'redeem_failed', 'The confidential balance was too low: nothing was redeemed.');
     return;
   }
-  const attempt = Number(current.metadata?.finalizeAttempt ?? 0);
+  const attempt = current.metadata?.finalizeAttempt ?? 0;
   // An earlier finalize may have landed while its receipt could not be read: the payout is done, adopt it.
   for (let earlier = 0; earlier < attempt; earlier++) {
     const previous = await findSubmission(db, row.id, `finalize-${earlier}`);
     if (!previous) continue;
     const landed = await ctx.network.publicClient
-      .getTransactionReceipt({ hash: previous.txHash as Hex })
+      .getTransactionReceipt({ hash: previous.txHash })
       .catch(() => null);
     if (landed?.status === 'success') {
       await settle(ctx, previous);

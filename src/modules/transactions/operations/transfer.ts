@@ -1,4 +1,3 @@
-import type { Address } from 'viem';
 import { CONFIDENTIAL_TOKEN_SYMBOL } from '../../../adapters/chain/contracts.ts';
 import {
   encodeConfidentialTransfer,
@@ -7,7 +6,7 @@ import {
 import type { TransactionRow } from '../../../db/schema/index.ts';
 import type { Operation, OperationContext } from '../../../deps.ts';
 import { transition } from '../../../worker/outbox.repository.ts';
-import { blockFields, fail, markSubmitted } from '../../../worker/steps.ts';
+import { blockFields, fail, markSubmitted, recipientOf } from '../../../worker/steps.ts';
 import { settle, submitOnce } from '../../../worker/submissions.ts';
 import { spendingWallet } from '../../wallets/wallets.service.ts';
 
@@ -22,12 +21,12 @@ async function runTransfer(ctx: OperationContext, row: TransactionRow): Promise<
   const { db } = ctx.deps.database;
   const { wallet, key, gasTxHash } = await spendingWallet(ctx, row);
   const amount = BigInt(row.amount);
-  const to = row.toAddress as Address;
+  const to = recipientOf(row);
   const token = ctx.network.contracts.confidentialToken;
   const submission = await submitOnce(ctx, row, 'transfer', key, async () => {
     const encrypted = await ctx.network.rail.encryptAmount({
       contract: token,
-      caller: wallet.address as Address,
+      caller: wallet.address,
       amount,
     });
     return { to: token, data: encodeConfidentialTransfer(to, encrypted), gas: CONFIDENTIAL_TRANSFER_GAS };
@@ -37,7 +36,7 @@ async function runTransfer(ctx: OperationContext, row: TransactionRow): Promise<
   const verification = await verifyConfidentialTransfer({
     network: ctx.network,
     receipt,
-    from: wallet.address as Address,
+    from: wallet.address,
     to,
     expectedAmount: amount,
     decryptAs: key,
