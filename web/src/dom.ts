@@ -136,6 +136,17 @@ export function shortHex(value: string | null | undefined, keep = 6): string {
   return value.length > keep * 2 + 3 ? `${value.slice(0, keep + 2)}…${value.slice(-keep)}` : value;
 }
 
+/**
+ * A chain transaction's hash, short: a link to the network's explorer when it has one, else the hash itself (whole
+ * in its title); `pending` when there is no hash yet.
+ */
+export function txLink(hash: string | null, explorerUrl: string | null, pending: string): Child {
+  if (!hash) return pending;
+  return explorerUrl
+    ? h('a', { href: explorerUrl, target: '_blank', rel: 'noopener noreferrer' }, shortHex(hash))
+    : h('code', { title: hash }, shortHex(hash));
+}
+
 /** A button that copies `text` to the clipboard and says so. */
 export function copyButton(text: string, label = 'Copy', ariaLabel?: string): HTMLButtonElement {
   const button = h('button', { type: 'button', class: 'secondary small', 'aria-label': ariaLabel }, label);

@@ -17,6 +17,7 @@ import {
   showError,
   statusArea,
   statusBadge,
+  txLink,
   uid,
 } from '../dom.ts';
 import { plainError } from '../errors.ts';
@@ -361,19 +362,7 @@ function showResult(letter: Letter, transaction: Transaction): void {
       h('dt', null, 'Status'),
       h('dd', { class: 'tx-status' }, statusBadge(transaction.status)),
       h('dt', null, 'Chain hash'),
-      h(
-        'dd',
-        null,
-        transaction.txHash
-          ? transaction.explorerUrl
-            ? h(
-                'a',
-                { href: transaction.explorerUrl, target: '_blank', rel: 'noopener noreferrer' },
-                shortHex(transaction.txHash),
-              )
-            : h('code', { title: transaction.txHash }, shortHex(transaction.txHash))
-          : 'not sent yet',
-      ),
+      h('dd', null, txLink(transaction.txHash, transaction.explorerUrl, 'not sent yet')),
       h('dt', null, 'Into'),
       h('dd', null, h('code', null, shortHex(letter.claim?.walletAddress ?? transaction.toAddress, 6))),
       h('dt', null, 'When'),

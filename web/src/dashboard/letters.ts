@@ -15,19 +15,20 @@ import {
   showInfo,
   statusArea,
   statusBadge,
+  txLink,
   uid,
 } from '../dom.ts';
 import { plainError } from '../errors.ts';
 import { AMOUNT_HINT, formatAmount, parseAmountInput } from '../money.ts';
 import { longWait } from '../progress.ts';
 import { qrCanvas } from '../qr.ts';
-import type { Leg, Letter, Page } from '../types.ts';
+import type { Leg, Letter, LetterStatus, Page } from '../types.ts';
 import { type Ctx, walletName } from './context.ts';
 
 const PAGE_SIZE = 20;
 const POLL_MS = 10_000;
 
-const STATUS_WORDS: Record<string, string> = {
+const STATUS_WORDS: Record<LetterStatus, string> = {
   DRAFT: 'Escrow in progress',
   ESCROWED: 'Ready: escrowed, not yet mailed',
   MAILED: 'Mailed',
@@ -252,15 +253,7 @@ export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
       statusBadge(leg.status),
       leg.verified ? ' verified' : '',
       ' ',
-      leg.txHash
-        ? leg.explorerUrl
-          ? h(
-              'a',
-              { href: leg.explorerUrl, target: '_blank', rel: 'noopener noreferrer' },
-              shortHex(leg.txHash),
-            )
-          : h('code', { title: leg.txHash }, shortHex(leg.txHash))
-        : '(not sent yet)',
+      txLink(leg.txHash, leg.explorerUrl, '(not sent yet)'),
     );
   }
 
@@ -376,11 +369,7 @@ export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
         'div',
         { class: 'section-head' },
         h('h3', { id: headingId, tabindex: -1 }, `To ${letter.recipient.name}`),
-        h(
-          'span',
-          { class: `badge badge-${letter.status.toLowerCase()}` },
-          STATUS_WORDS[letter.status] ?? letter.status,
-        ),
+        h('span', { class: `badge badge-${letter.status.toLowerCase()}` }, STATUS_WORDS[letter.status]),
       ),
       h(
         'dl',

@@ -14,6 +14,7 @@ import {
   showInfo,
   statusArea,
   statusBadge,
+  txLink,
   uid,
 } from '../dom.ts';
 import { plainCode, plainError } from '../errors.ts';
@@ -427,11 +428,7 @@ export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
       `Download receipt of ${tx.type.toLowerCase()} ${tx.amount} ${tx.token}`,
     );
     receipt?.addEventListener('click', () => void downloadReceipt(tx, receipt));
-    const hash = tx.txHash
-      ? tx.explorerUrl
-        ? h('a', { href: tx.explorerUrl, rel: 'noopener noreferrer', target: '_blank' }, shortHex(tx.txHash))
-        : h('code', { title: tx.txHash }, shortHex(tx.txHash))
-      : '—';
+    const hash = txLink(tx.txHash, tx.explorerUrl, '—');
     const party = tx.counterparty ?? (tx.toAddress ? shortHex(tx.toAddress, 4) : null);
     return h(
       'tr',
