@@ -80,6 +80,12 @@ export function field(
   );
 }
 
+/** A card with its own heading (`h2`), labelled by it. */
+export function section(title: string, ...children: (HTMLElement | null)[]): HTMLElement {
+  const id = uid('h');
+  return h('section', { class: 'card', 'aria-labelledby': id }, h('h2', { id }, title), ...children);
+}
+
 /** A message area that screen readers announce. */
 export function statusArea(): HTMLDivElement {
   return h('div', { class: 'status', role: 'status', 'aria-live': 'polite' });
