@@ -86,6 +86,23 @@ export function section(title: string, ...children: (HTMLElement | null)[]): HTM
   return h('section', { class: 'card', 'aria-labelledby': id }, h('h2', { id }, title), ...children);
 }
 
+/**
+ * A list's pager: Newer and Older buttons around "Page n of m" (`total` items, `pageSize` a page), and `extra`
+ * after them; `go` gets the page to show.
+ */
+export function pager(
+  at: { page: number; pageSize: number; total: number },
+  go: (page: number) => void,
+  ...extra: Child[]
+): HTMLDivElement {
+  const pages = Math.max(1, Math.ceil(at.total / at.pageSize));
+  const prev = h('button', { type: 'button', class: 'secondary small', disabled: at.page <= 1 }, 'Newer');
+  const next = h('button', { type: 'button', class: 'secondary small', disabled: at.page >= pages }, 'Older');
+  prev.addEventListener('click', () => go(at.page - 1));
+  next.addEventListener('click', () => go(at.page + 1));
+  return h('div', { class: 'pager' }, prev, h('span', null, `Page ${at.page} of ${pages}`), next, ...extra);
+}
+
 /** A message area that screen readers announce. */
 export function statusArea(): HTMLDivElement {
   return h('div', { class: 'status', role: 'status', 'aria-live': 'polite' });

@@ -1,7 +1,7 @@
 /** Letters of value: create (escrow), list with status, PDF, claim code and QR, mail, void, tracking. */
 
 import { get, query } from '../../api.ts';
-import { h, replace, showError, statusArea, uid } from '../../dom.ts';
+import { h, pager, replace, showError, statusArea, uid } from '../../dom.ts';
 import { plainError } from '../../errors.ts';
 import type { Letter, Page } from '../../types.ts';
 import type { Ctx } from '../context.ts';
@@ -49,17 +49,6 @@ export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
       replace(element, h('p', { class: 'empty' }, 'No letters yet.'));
       return;
     }
-    const pages = Math.max(1, Math.ceil(letters.total / PAGE_SIZE));
-    const prev = h('button', { type: 'button', class: 'secondary small', disabled: page <= 1 }, 'Newer');
-    const next = h('button', { type: 'button', class: 'secondary small', disabled: page >= pages }, 'Older');
-    prev.addEventListener('click', () => {
-      page -= 1;
-      void refresh();
-    });
-    next.addEventListener('click', () => {
-      page += 1;
-      void refresh();
-    });
     const seen = new Set<string>();
     const elements = letters.items.map((letter) => {
       seen.add(letter.id);
@@ -72,9 +61,12 @@ export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
     });
     for (const id of cards.keys()) if (!seen.has(id)) cards.delete(id);
     // Move the cards in place rather than rebuilding: unchanged cards keep open details and focus.
-    const pager = h('div', { class: 'pager' }, prev, h('span', null, `Page ${page} of ${pages}`), next);
+    const pages = pager({ page, pageSize: PAGE_SIZE, total: letters.total }, (to) => {
+      page = to;
+      void refresh();
+    });
     const focused = document.activeElement;
-    element.replaceChildren(...elements, pager);
+    element.replaceChildren(...elements, pages);
     if (focused instanceof HTMLElement && element.contains(focused)) focused.focus();
   }
 

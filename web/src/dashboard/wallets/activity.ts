@@ -4,6 +4,7 @@ import { ApiError, get, query } from '../../api.ts';
 import {
   formatTime,
   h,
+  pager,
   replace,
   saveFile,
   shortHex,
@@ -106,17 +107,6 @@ export function activityList(
   }
 
   function renderActivity(): void {
-    const pages = Math.max(1, Math.ceil(transactions.total / PAGE_SIZE));
-    const prev = h('button', { type: 'button', class: 'secondary small', disabled: page <= 1 }, 'Newer');
-    const next = h('button', { type: 'button', class: 'secondary small', disabled: page >= pages }, 'Older');
-    prev.addEventListener('click', () => {
-      page -= 1;
-      void refresh();
-    });
-    next.addEventListener('click', () => {
-      page += 1;
-      void refresh();
-    });
     const inFlight = transactions.items.some((t) => IN_FLIGHT.includes(t.status));
     // Keep keyboard focus on the same control across a refresh.
     const focused =
@@ -146,12 +136,12 @@ export function activityList(
             ),
             h('tbody', null, transactions.items.map(txRow)),
           ),
-      h(
-        'div',
-        { class: 'pager' },
-        prev,
-        h('span', null, `Page ${page} of ${pages}`),
-        next,
+      pager(
+        { page, pageSize: PAGE_SIZE, total: transactions.total },
+        (to) => {
+          page = to;
+          void refresh();
+        },
         inFlight ? h('span', { class: 'muted live' }, 'Updating while operations are in progress…') : null,
       ),
     );
