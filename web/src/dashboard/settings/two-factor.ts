@@ -1,6 +1,7 @@
 /** Two-factor authentication (TOTP): enroll with a QR code, confirm, and disable with password and code. */
 
 import { post } from '../../api.ts';
+import { totpCodeInput } from '../../auth.ts';
 import { copyButton, field, h, replace, section, showError, showInfo, statusArea } from '../../dom.ts';
 import { plainError } from '../../errors.ts';
 import { qrCanvas } from '../../qr.ts';
@@ -10,19 +11,9 @@ export function twoFactor(ctx: Ctx): HTMLElement {
   const body = h('div', { class: 'stack' });
   const status = statusArea();
 
-  const codeInput = () =>
-    h('input', {
-      type: 'text',
-      inputmode: 'numeric',
-      autocomplete: 'one-time-code',
-      pattern: '[0-9]{6}',
-      maxlength: 6,
-      required: true,
-    });
-
   function enabledView(): void {
     const pw = h('input', { type: 'password', autocomplete: 'current-password', required: true });
-    const code = codeInput();
+    const code = totpCodeInput();
     const submit = h('button', { type: 'submit', class: 'danger' }, 'Turn off two-factor');
     const form = h(
       'form',
@@ -78,7 +69,7 @@ export function twoFactor(ctx: Ctx): HTMLElement {
   }
 
   function enrollView(secret: string, otpauthUrl: string): void {
-    const code = codeInput();
+    const code = totpCodeInput();
     const submit = h('button', { type: 'submit' }, 'Turn on two-factor');
     const form = h(
       'form',
