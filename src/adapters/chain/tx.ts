@@ -82,6 +82,7 @@ export async function estimateGasLimit(
   return (estimate * GAS_MARGIN_PERCENT) / 100n;
 }
 
+/** Signs an EIP-1559 transaction with `privateKey`; what is not given (nonce, gas, fees) is asked of the chain. */
 export async function signTransaction(
   network: ChainAccess,
   params: TransactionParams,
