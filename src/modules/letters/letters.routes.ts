@@ -13,18 +13,10 @@ import { constantTimeEqual } from '../../lib/secrets.ts';
 import { Transaction, toTransaction } from '../transactions/transactions.schema.ts';
 import { listLetters } from './letters.repository.ts';
 import { countryName, Letter, LetterPreview } from './letters.schema.ts';
-import {
-  claimLetter,
-  createLetter,
-  ownLetter,
-  presentLetter,
-  presentLetters,
-  previewLetter,
-  viewLetter,
-  voidLetter,
-} from './letters.service.ts';
+import { claimLetter, createLetter, voidLetter } from './letters.service.ts';
 import { letterPdf, mailLetter } from './mailing.service.ts';
 import { sweepLetters } from './sweep.service.ts';
+import { ownLetter, presentLetter, presentLetters, previewLetter, viewLetter } from './views.service.ts';
 
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
 const OptionalText = (max: number) =>

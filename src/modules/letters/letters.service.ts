@@ -1,7 +1,7 @@
 /**
- * Letters of value: creation (the escrow leg), claim (the release leg), void and expiry (the refund leg), and who
- * may see what. Mailing is in mailing.service.ts, the operator's sweep in sweep.service.ts, the legs' state machines
- * in operations/.
+ * Letters of value: creation (the escrow leg), claim (the release leg), void and expiry (the refund leg). Who may
+ * see what is in views.service.ts, mailing in mailing.service.ts, the operator's sweep in sweep.service.ts, the
+ * legs' state machines in operations/.
  */
 import type { Address } from 'viem';
 import { decryptConfidentialBalance, letterIdToBytes32 } from '../../adapters/confidential/helpers.ts';
@@ -13,7 +13,6 @@ import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { formatAmount } from '../../lib/money.ts';
 import { driveInline } from '../../worker/worker.ts';
-import { findUserById } from '../accounts/accounts.repository.ts';
 import { assertMoneyConfigured, requireNetwork } from '../network/network.service.ts';
 import { queuedTransaction } from '../transactions/money.service.ts';
 import { insertTransaction } from '../transactions/transactions.repository.ts';
@@ -25,54 +24,12 @@ import {
   findLetterByCodeHash,
   findLetterById,
   insertLetter,
-  legTransactions,
   moveLetter,
 } from './letters.repository.ts';
-import { claimCodeContext, memoContext, senderLabelOf, toLetter } from './letters.schema.ts';
-import { cancelMailing, refreshMailing } from './mailing.service.ts';
+import { claimCodeContext, memoContext } from './letters.schema.ts';
+import { cancelMailing } from './mailing.service.ts';
 
 const DAY_MS = 86_400_000;
-
-export interface LetterViewer {
-  userId: string;
-}
-
-export async function presentLetters(deps: Deps, rows: LetterRow[], viewer: LetterViewer) {
-  const legs = await legTransactions(deps.database.db, rows);
-  return rows.map((row) =>
-    toLetter(row, legs, deps.keyring, deps.network, {
-      audience: row.userId === viewer.userId ? 'sender' : 'claimant',
-      apiOrigin: deps.config.publicOrigin,
-    }),
-  );
-}
-
-export async function presentLetter(deps: Deps, row: LetterRow, viewer: LetterViewer) {
-  const [letter] = await presentLetters(deps, [row], viewer);
-  return letter as NonNullable<typeof letter>;
-}
-
-/** One letter as its sender or claimant sees it; the sender's view refreshes a mailed letter's tracking first. */
-export async function viewLetter(deps: Deps, userId: string, id: string, logger: Logger) {
-  const letter = await visibleLetter(deps, userId, id);
-  const current = letter.userId === userId ? await refreshMailing(deps, letter, logger) : letter;
-  return presentLetter(deps, current, { userId });
-}
-
-/** A letter its sender or its claimant may see; anyone else reads `404 letter_not_found`. */
-export async function visibleLetter(deps: Deps, userId: string, id: string): Promise<LetterRow> {
-  const row = await findLetterById(deps.database.db, id);
-  if (!row || (row.userId !== userId && row.claimantUserId !== userId)) {
-    throw new AppError('letter_not_found', 'No such letter.');
-  }
-  return row;
-}
-
-export async function ownLetter(deps: Deps, userId: string, id: string): Promise<LetterRow> {
-  const row = await findLetterById(deps.database.db, id);
-  if (!row || row.userId !== userId) throw new AppError('letter_not_found', 'No such letter.');
-  return row;
-}
 
 export interface CreateLetterInput {
   walletId: string;
@@ -388,23 +345,4 @@ async function claimInto(
   });
   if (!claimed) return claimInto(deps, user, wallet, claimCode, logger);
   return awaitClaim(deps, claimed, logger);
-}
-
-/** What anyone holding a claim code may see before claiming: never the amount or the memo. */
-export async function previewLetter(deps: Deps, code: string) {
-  const letter = await findLetterByCodeHash(deps.database.db, claimCodeHash(normalizeClaimCode(code)));
-  if (!letter) throw new AppError('letter_not_found', 'No letter matches this claim code.');
-  const sender = await findUserById(deps.database.db, letter.userId);
-  const expired =
-    letter.status === 'EXPIRED' ||
-    ((letter.status === 'ESCROWED' || letter.status === 'MAILED') && letter.expiresAt <= deps.clock.now());
-  const status = expired ? 'EXPIRED' : letter.status;
-  return {
-    status,
-    expiresAt: letter.expiresAt.toISOString(),
-    recipientName: letter.recipientName,
-    senderLabel: senderLabelOf(sender),
-    amountVisibility: 'sealed' as const,
-    claimable: status === 'ESCROWED' || status === 'MAILED',
-  };
 }

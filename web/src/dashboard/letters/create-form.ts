@@ -7,8 +7,7 @@ import { AMOUNT_HINT, parseAmountInput } from '../../money.ts';
 import { longWait } from '../../progress.ts';
 import type { Letter } from '../../types.ts';
 import type { Ctx } from '../context.ts';
-import { codeBlock, pdfButton } from './parts.ts';
-import type { LettersList } from './view.ts';
+import { codeBlock, type LettersList, pdfButton } from './parts.ts';
 
 /**
  * The new-letter form: the amount escrowed from a custodial wallet, the recipient's address, the expiry; and once

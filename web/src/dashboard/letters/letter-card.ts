@@ -20,8 +20,7 @@ import { plainError } from '../../errors.ts';
 import { formatAmount } from '../../money.ts';
 import type { Leg, Letter, LetterStatus } from '../../types.ts';
 import { type Ctx, walletName } from '../context.ts';
-import { codeBlock, pdfButton } from './parts.ts';
-import type { LettersList } from './view.ts';
+import { codeBlock, type LettersList, pdfButton } from './parts.ts';
 
 const STATUS_WORDS: Record<LetterStatus, string> = {
   DRAFT: 'Escrow in progress',

@@ -1,10 +1,25 @@
-/** What the new-letter panel and a letter's card both show: the claim code block and the PDF button. */
+/**
+ * What the new-letter form and a letter's card share: the list they act on, the claim code block and the PDF
+ * button.
+ */
 
 import { apiBlob } from '../../api.ts';
 import { copyButton, h, saveFile, showError } from '../../dom.ts';
 import { plainError } from '../../errors.ts';
 import { qrCanvas } from '../../qr.ts';
 import type { Letter } from '../../types.ts';
+
+/** The sender's letters as the form and the cards act on them. */
+export interface LettersList {
+  /** Where messages about the list and its letters go. */
+  readonly status: HTMLElement;
+  /** Reads the current page again. */
+  refresh(): Promise<void>;
+  /** Back to the newest page, read again (a letter was created). */
+  showNewest(): Promise<void>;
+  /** A letter changed by an action: the list is read again and keyboard focus stays on its card. */
+  changed(letterId: string): Promise<void>;
+}
 
 /** The claim code, its link and its QR (while the letter still has a code). */
 export function codeBlock(letter: Letter): HTMLElement {

@@ -7,21 +7,10 @@ import type { Letter, Page } from '../../types.ts';
 import type { Ctx } from '../context.ts';
 import { createForm } from './create-form.ts';
 import { letterCard } from './letter-card.ts';
+import type { LettersList } from './parts.ts';
 
 const PAGE_SIZE = 20;
 const POLL_MS = 10_000;
-
-/** The sender's letters as the form and the cards act on them. */
-export interface LettersList {
-  /** Where messages about the list and its letters go. */
-  readonly status: HTMLElement;
-  /** Reads the current page again. */
-  refresh(): Promise<void>;
-  /** Back to the newest page, read again (a letter was created). */
-  showNewest(): Promise<void>;
-  /** A letter changed by an action: the list is read again and keyboard focus stays on its card. */
-  changed(letterId: string): Promise<void>;
-}
 
 export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
   await ctx.reloadWallets().catch(() => {});
