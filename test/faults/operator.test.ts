@@ -135,5 +135,6 @@ describe('operator commands while the service runs', () => {
     });
     expect(after.status).toBe(403);
     expect(after.body.error.code).toBe('account_disabled');
-  });
+    // Four service starts and seven CLI processes: ~40 s alone, past the default 60 s on a loaded 2-core machine.
+  }, 180_000);
 });
