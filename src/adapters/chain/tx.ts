@@ -23,6 +23,7 @@ import {
   keccak256,
   type PublicClient,
   type TransactionReceipt,
+  TransactionReceiptNotFoundError,
   TransactionRejectedRpcError,
   type Chain as ViemChain,
 } from 'viem';
@@ -121,26 +122,33 @@ export async function broadcastTransaction(network: ChainAccess, serialized: Hex
 }
 
 /**
- * The receipt of exactly this hash, looked for at once and then at every new block (polled every `pollMs`: 25 ms on
- * the embedded chain), for up to `timeoutMs`; an RPC failure while it waits is thrown, a missing receipt is not.
+ * The receipt of exactly this hash, polled every `pollMs` (25 ms on the embedded chain) for up to `timeoutMs`; an
+ * RPC failure is thrown at once (the worker retries the step), only a missing receipt is waited out.
+ *
+ * Not viem's `waitForTransactionReceipt`, which is not the same wait: after a first look it looks again only when a
+ * new block appears, and it swallows that first look's failure. The embedded chain mines only when a transaction
+ * arrives, so a wait whose first look failed (a transient RPC fault) waits its whole timeout for a block that may
+ * not come; and concurrent waits for one hash share a poller that the first wait's timeout stops. Under the
+ * injected-fault test (test/faults/injected.test.ts, seeds 1759443331 and 1198458756) rows stalled 30 s a wait
+ * and the run did not finish; with this loop it finishes in about 15 s.
  */
-export function waitForReceipt(
+export async function waitForReceipt(
   network: ChainAccess,
   hash: Hex,
   options: { timeoutMs?: number; pollMs?: number } = {},
 ): Promise<TransactionReceipt> {
-  return network.publicClient.waitForTransactionReceipt({
-    hash,
-    timeout: options.timeoutMs ?? 60_000,
-    pollingInterval: options.pollMs ?? (network.chain.id === 31337 ? 25 : 1000),
-    // A transaction mined in this one's nonce slot (a gap filled by `sealpay repair nonces`) is not its receipt:
-    // the caller settles this hash and nothing else.
-    checkReplacement: false,
-    // Every wait polls on its own. Without a signal viem shares one poller among concurrent waits for a hash (a row
-    // whose lease was taken over is waited for twice), and the first wait's timeout stops it for all of them: the
-    // others then wait out their whole timeout, however soon the receipt comes (seen in test/faults/injected).
-    signal: new AbortController().signal,
-  });
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const deadline = Date.now() + timeoutMs;
+  const pollMs = options.pollMs ?? (network.chain.id === 31337 ? 25 : 1000);
+  for (;;) {
+    try {
+      return await network.publicClient.getTransactionReceipt({ hash });
+    } catch (error) {
+      if (!(error instanceof TransactionReceiptNotFoundError)) throw error;
+    }
+    if (Date.now() > deadline) throw new Error(`No receipt for ${hash} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
 }
 
 /** Signs, broadcasts and waits. Returns the receipt whatever its status (check `receipt.status`). */
