@@ -4,11 +4,17 @@ import fastifyCookie from '@fastify/cookie';
 import fastifySwagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import scalarReference from '@scalar/fastify-api-reference';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Deps } from './deps.ts';
-import { installAuth } from './http/auth.ts';
+import { type AuthMode, installAuth } from './http/auth.ts';
 import { ErrorEnvelope, ok } from './http/envelope.ts';
-import { frameworkErrorOf, installErrorHandling, sendError, writeClientError } from './http/errors.ts';
+import {
+  frameworkErrorOf,
+  installErrorHandling,
+  refuseConnect,
+  sendError,
+  writeClientError,
+} from './http/errors.ts';
 import { installInputChecks, installJsonParser } from './http/input.ts';
 import { configuredSecrets, createRedactor, loggerOptions } from './http/logger.ts';
 import { installMetrics } from './http/metrics.ts';
@@ -61,6 +67,9 @@ function trustProxyOf(
   return typeof trusted === 'number' ? (_address, hop) => hop < trusted : trusted;
 }
 
+/** Marks, between the swagger transforms, an operation whose whole body is optional (`config.optionalBody`). */
+const OPTIONAL_BODY = 'x-sealpay-optional-body';
+
 /** `Content-Security-Policy` of the API reference: its own script and styles, nothing framed, nothing remote. */
 const DOCS_CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
@@ -78,22 +87,23 @@ const DOCS_CONTENT_SECURITY_POLICY = [
 
 /**
  * Headers on every answer: `nosniff` everywhere; `Cache-Control: no-store` on every API answer that did not choose
- * its own (keys, exported wallets, TOTP secrets, balances); HSTS when the public origin is https.
+ * its own (keys, exported wallets, TOTP secrets, balances); HSTS when the public origin is https. Set by an onSend
+ * hook, and by the answers that no route's hooks see (a path the router cannot decode).
  */
-function installSecurityHeaders(app: FastifyInstance, https: boolean): void {
-  app.addHook('onSend', async (request, reply, payload) => {
+function securityHeaders(https: boolean): (request: FastifyRequest, reply: FastifyReply) => void {
+  return (request, reply) => {
     reply.header('x-content-type-options', 'nosniff');
     if (https) reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
     if (request.url.startsWith(API_PREFIX) && !reply.hasHeader('cache-control')) {
       reply.header('cache-control', 'no-store');
     }
-    return payload;
-  });
+  };
 }
 
 /** Every plugin and every module's routes, in one screen. */
 export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<App> {
   const { config } = deps;
+  const setSecurityHeaders = securityHeaders(config.publicOrigin.startsWith('https://'));
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config.logLevel, createRedactor(configuredSecrets(config))),
     trustProxy: trustProxyOf(config.trustProxy),
@@ -103,15 +113,24 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
     // Long enough that an over-long id reaches its schema (and reads as not found), short of abuse.
     routerOptions: { maxParamLength: 512 },
     schemaController: { compilersFactory: { buildValidator } },
-    frameworkErrors: (_error, request, reply) =>
-      sendError(reply, frameworkErrorOf(request, `${API_PREFIX}/transfer/letter/`)),
+    frameworkErrors: (_error, request, reply) => {
+      setSecurityHeaders(request, reply);
+      return sendError(reply, frameworkErrorOf(request, `${API_PREFIX}/transfer/letter/`));
+    },
     clientErrorHandler: writeClientError,
+    // Node answers an HTTP/1.1 request without Host with a bare 400 of its own: it is let through and refused by
+    // installInputChecks, in the envelope.
+    http: { requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  app.server.on('connect', refuseConnect);
   installJsonParser(app);
   installInputChecks(app);
   installErrorHandling(app);
-  installSecurityHeaders(app, config.publicOrigin.startsWith('https://'));
+  app.addHook('onSend', async (request, reply, payload) => {
+    setSecurityHeaders(request, reply);
+    return payload;
+  });
   await app.register(fastifyCookie, { secret: deps.keyring.derive('cookie-signing').toString('hex') });
   await app.register(fastifySwagger, {
     openapi: {
@@ -128,15 +147,40 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', description: 'svc_sk_… API key' },
           session: { type: 'apiKey', in: 'cookie', name: 'svc_session' },
+          operatorSecret: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Sweep-Secret',
+            description: 'the operator secret (SWEEP_SECRET)',
+          },
         },
       },
     },
     transform: ({ schema, url, route }) => {
-      const auth = (route.config as { auth?: string } | undefined)?.auth ?? 'none';
-      const security: Record<string, string[]>[] =
-        auth === 'either' ? [{ apiKey: [] }, { session: [] }] : auth === 'session' ? [{ session: [] }] : [];
+      const auth: AuthMode = (route.config as { auth?: AuthMode } | undefined)?.auth ?? 'none';
+      const security: Record<string, string[]>[] = {
+        none: [],
+        either: [{ apiKey: [] }, { session: [] }],
+        session: [{ session: [] }],
+        operator: [{ operatorSecret: [] }],
+      }[auth];
       const path = url.startsWith(API_PREFIX) ? url.slice(API_PREFIX.length) || '/' : url;
-      return { schema: { ...schema, security } as typeof schema, url: path };
+      // @fastify/swagger documents every body as required: this mark tells transformObject which ones are not.
+      const optional = route.config?.optionalBody ? { [OPTIONAL_BODY]: true } : {};
+      return { schema: { ...schema, security, ...optional } as typeof schema, url: path };
+    },
+    transformObject: (document) => {
+      if (!('openapiObject' in document)) return document.swaggerObject;
+      const { openapiObject } = document;
+      for (const methods of Object.values(openapiObject.paths ?? {})) {
+        for (const operation of Object.values(methods ?? {}) as Array<Record<string, unknown>>) {
+          if (typeof operation !== 'object' || operation === null || !(OPTIONAL_BODY in operation)) continue;
+          delete operation[OPTIONAL_BODY];
+          const body = operation.requestBody as { required?: boolean } | undefined;
+          if (body) body.required = false;
+        }
+      }
+      return openapiObject;
     },
   });
   app.addSchema(ErrorEnvelope);
@@ -156,8 +200,10 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
       registerReceiptRoutes(typed, deps);
       registerLetterRoutes(typed, deps);
       registerSecurityRoutes(typed, deps);
-      typed.get('/openapi.json', { config: { rate: 'none' }, schema: { hide: true } }, async () =>
-        app.swagger(),
+      typed.get(
+        '/openapi.json',
+        { config: { auth: 'none', rate: 'none' }, schema: { hide: true } },
+        async () => app.swagger(),
       );
     },
     { prefix: API_PREFIX },

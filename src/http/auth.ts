@@ -2,15 +2,19 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { UserRow } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
 import type { Credential } from '../lib/credential-cache.ts';
-import { AppError } from '../lib/errors.ts';
+import { AppError, missingSetting } from '../lib/errors.ts';
 import { consume, type Limit } from '../lib/rate-limit.ts';
+import { constantTimeEqual } from '../lib/secrets.ts';
 import { rateLimitHeaders } from './rate-limit.ts';
 
 export const SESSION_COOKIE = 'svc_session';
 export const API_KEY_PATTERN = /^svc_sk_[A-Za-z0-9_-]{43}$/;
 
-/** `none`: public; `either`: API key or session; `session`: a browser session only. */
-export type AuthMode = 'none' | 'either' | 'session';
+/**
+ * `none`: public; `either`: API key or session; `session`: a browser session only; `operator`: the operator's shared
+ * secret in `X-Sweep-Secret` (SWEEP_SECRET), which no user credential replaces.
+ */
+export type AuthMode = 'none' | 'either' | 'session' | 'operator';
 /** Which budget a route spends: the general read or write budget, its own, or none. */
 export type RateClass = 'read' | 'write' | 'claim' | 'own' | 'none';
 
@@ -82,6 +86,15 @@ async function authenticate(
   };
 }
 
+function assertOperatorSecret(deps: Deps, request: FastifyRequest): void {
+  const secret = deps.config.sweepSecret;
+  if (!secret) throw missingSetting('SWEEP_SECRET');
+  const given = request.headers['x-sweep-secret'];
+  if (typeof given !== 'string' || !constantTimeEqual(given, secret)) {
+    throw new AppError('unauthenticated', 'This operator route needs the operator secret in X-Sweep-Secret.');
+  }
+}
+
 /** The principal of an authenticated route; routes with `auth: 'none'` must not call it. */
 export function principalOf(request: FastifyRequest): { principal: Principal; user: UserRow } {
   if (!request.principal || !request.user) throw new AppError('unauthenticated', 'Authentication required.');
@@ -100,14 +113,26 @@ export function limitFor(deps: Deps, rate: 'read' | 'write' | 'claim'): Limit {
   }
 }
 
-/** Authentication, then the principal's budget, before the body is even parsed. */
+/**
+ * Authentication, then the principal's budget, before the body is even parsed. Who may call a route is declared on
+ * the route (`config.auth`), never assumed: this hook, the OpenAPI document's security and the authorization
+ * matrix test all read it, so a route registered after this without one is refused.
+ */
 export function installAuth(app: FastifyInstance, deps: Deps, resolvers: CredentialResolvers): void {
+  app.addHook('onRoute', (route) => {
+    if (route.config?.auth === undefined) {
+      throw new Error(
+        `${String(route.method)} ${route.url} declares no config.auth (none, either, session, operator)`,
+      );
+    }
+  });
   app.decorateRequest('principal', null);
   app.decorateRequest('user', null);
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const config = request.routeOptions.config ?? {};
     const mode = config.auth ?? 'none';
-    if (mode !== 'none') {
+    if (mode === 'operator') assertOperatorSecret(deps, request);
+    else if (mode !== 'none') {
       const { principal, user } = await authenticate(deps, resolvers, request);
       if (user.disabledAt) throw new AppError('account_disabled', 'This account is disabled.');
       if (mode === 'session' && principal.kind !== 'session') {

@@ -89,6 +89,14 @@ describe('interface conventions', () => {
     expect(document.paths['/keys'].post.security).toEqual([{ session: [] }]);
   });
 
+  it("documents the mail route's answers when the print provider fails: 500 retryable, 503 not configured", async () => {
+    const document = (await ctx.app.inject({ url: '/api/v1/openapi.json' })).json();
+    const mail = document.paths['/transfer/letter/{id}/mail'].post;
+    expect(mail.responses['500'].description).toMatch(/internal_error.*retry/s);
+    expect(mail.responses['503'].description).toContain('mail_provider_not_configured');
+    expect(mail.requestBody.required).toBe(false);
+  });
+
   it('serves liveness, readiness and metrics outside the API', async () => {
     expect((await ctx.app.inject({ url: '/healthz' })).statusCode).toBe(200);
     const metrics = await ctx.app.inject({ url: '/metrics' });

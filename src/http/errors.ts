@@ -99,18 +99,8 @@ export function frameworkErrorOf(request: FastifyRequest, letterPrefix: string):
     : new AppError('not_found', 'Not found.');
 }
 
-/**
- * What Node's HTTP parser refuses before Fastify sees a request (malformed HTTP, oversized headers, a client too
- * slow to send its request): the envelope written straight to the socket, as the last layer that can answer.
- */
-export function writeClientError(error: Error & { code?: string }, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const appError =
-    error.code === 'HPE_HEADER_OVERFLOW'
-      ? new AppError('request_headers_too_large', 'The request headers are too large.')
-      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? new AppError('request_timeout', 'The request was not received in time.')
-        : new AppError('invalid_request', 'The request is not valid HTTP.');
+/** The envelope written straight to a socket, for what no Fastify reply exists for; the connection is then closed. */
+function writeToSocket(socket: Socket, appError: AppError): void {
   if (socket.writable) {
     const body = JSON.stringify(envelopeOf(appError));
     socket.write(
@@ -121,7 +111,34 @@ export function writeClientError(error: Error & { code?: string }, socket: Socke
         body,
     );
   }
+}
+
+/**
+ * What Node's HTTP parser refuses before Fastify sees a request (malformed HTTP, oversized headers, a client too
+ * slow to send its request): the envelope written straight to the socket, as the last layer that can answer. Not
+ * when an answer to the request is already on its way (the parser can fail on what follows a request that was
+ * answered): a second answer would corrupt the exchange, so the connection is only closed, as Node itself does.
+ */
+export function writeClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (!inFlight?.headersSent) {
+    writeToSocket(
+      socket,
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? new AppError('request_headers_too_large', 'The request headers are too large.')
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? new AppError('request_timeout', 'The request was not received in time.')
+          : new AppError('invalid_request', 'The request is not valid HTTP.'),
+    );
+  }
   socket.destroy(error);
+}
+
+/** `CONNECT` (a proxy's method) reaches no route: Node would drop the connection without a word. */
+export function refuseConnect(request: { url?: string }, socket: Socket): void {
+  writeToSocket(socket, new AppError('not_found', `No route CONNECT ${request.url ?? ''}.`));
+  socket.destroy();
 }
 
 /** The one place errors become responses: the envelope, a stable code, and never an internal message. */

@@ -223,11 +223,24 @@ describe('answers outside the router', () => {
     expect(answer).toContain('"code":"request_headers_too_large"');
   });
 
+  it('CONNECT gets the envelope instead of a dropped connection', async () => {
+    const answer = await raw('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 404 /);
+    expect(answer).toContain('"code":"not_found"');
+  });
+
+  it('a parser error after an answered request closes the connection without a second answer', async () => {
+    const answer = await raw('GET /api/v1/wallets/%ff HTTP/1.0\r\nTransfer-Encoding: gzip\r\n\r\n');
+    expect(answer.match(/HTTP\/1\.1 \d{3} /g)).toEqual(['HTTP/1.1 404 ']);
+  });
+
   it('a bad percent-encoding over a real socket is the envelope', async () => {
     const answer = await raw('GET /api/v1/wallets/%ff HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect(answer).toMatch(/^HTTP\/1\.1 404 /);
     expect(answer).toContain('"code":"not_found"');
     expect(answer).not.toMatch(/FST_|fastify/i);
+    expect(answer).toMatch(/^x-content-type-options: nosniff\r$/im);
+    expect(answer).toMatch(/^cache-control: no-store\r$/im);
   });
 });
 

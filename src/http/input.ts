@@ -94,12 +94,18 @@ export function installJsonParser(app: FastifyInstance): void {
 }
 
 /**
- * Before validation: a route whose body is optional gets `{}` for no body at all; query strings are text too, so
- * a value with NUL or a lone surrogate is `400 validation_error` before any route (or the database) sees it. After
- * validation: no query number is infinite. Path parameters are checked by their schema (`IdParam`), where a
+ * On arrival: an HTTP/1.1 request without Host is `400 invalid_request`. Before validation: a route whose body is
+ * optional gets `{}` for no body at all; query strings are text too, so a value with NUL or a lone surrogate is
+ * `400 validation_error` before any route (or the database) sees it. After validation: no query number is infinite. Path parameters are checked by their schema (`IdParam`), where a
  * malformed id reads as not found.
  */
 export function installInputChecks(app: FastifyInstance): void {
+  // HTTP/1.1 requires a Host header (RFC 9112 §3.2: answer 400 without one); Node's own refusal has no body.
+  app.addHook('onRequest', async (request) => {
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      throw new AppError('invalid_request', 'An HTTP/1.1 request needs a Host header.');
+    }
+  });
   app.addHook('preValidation', async (request) => {
     if (request.body === undefined && request.routeOptions.config?.optionalBody) request.body = {};
     const query = request.query;

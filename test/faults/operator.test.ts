@@ -135,6 +135,6 @@ describe('operator commands while the service runs', () => {
     });
     expect(after.status).toBe(403);
     expect(after.body.error.code).toBe('account_disabled');
-    // Four service starts and seven CLI processes: ~40 s alone, past the default 60 s on a loaded 2-core machine.
+    // Three starts of a service on an embedded database created on disk: ~57 s alone here, more beside other files.
   }, 180_000);
 });

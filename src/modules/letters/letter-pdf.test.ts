@@ -1,20 +1,21 @@
 /**
- * The printable letter, checked the way a reader would: poppler's `pdfinfo` (one page of the right size),
- * `pdftotext` (code and name printed, no amount, no memo) and `pdftoppm` at 150 dpi with jsQR decoding the QR
- * code from the rasterized page. CI installs poppler-utils (.ci/run).
+ * The printable letter, checked the way a reader would, with Mozilla's PDF.js (the viewer inside Firefox):
+ * it opens the document (one page of the right size), extracts its text (code and name printed, no amount, no
+ * memo), and renders the page at 150 dpi onto a canvas from which jsQR decodes the QR code. Everything comes
+ * from npm: no system PDF tools needed.
  */
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { createCanvas } from '@napi-rs/canvas';
 import jsQRModule from 'jsqr';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getDocument, type PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type LetterDocument, recipientLines, renderLetterPdf } from './letter-pdf.ts';
 
-const run = promisify(execFile);
 type Decode = (data: Uint8ClampedArray, width: number, height: number) => { data: string } | null;
 const jsQR = ((jsQRModule as unknown as { default?: Decode }).default ?? jsQRModule) as unknown as Decode;
+/** PDF.js draws the 14 standard PDF fonts from these files (the letter uses Helvetica and Courier). */
+const STANDARD_FONTS = `${join(dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'standard_fonts')}/`;
 
 const CODE = 'K7QD-2M9X-PRTB-V4HN-ZC8W-E6YJ-30FS';
 const LETTER: LetterDocument = {
@@ -42,64 +43,68 @@ const LETTER: LetterDocument = {
 const SECRET_AMOUNT = '1234.56';
 const SECRET_MEMO = 'For the roof repairs, love Aunt Bea';
 
-let dir: string;
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'letter-pdf-'));
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
-
-async function writePdf(name: string, pdf: Buffer): Promise<string> {
-  const path = join(dir, `${name}.pdf`);
-  await writeFile(path, pdf);
-  return path;
+function open(pdf: Buffer): Promise<PDFDocumentProxy> {
+  return getDocument({ data: new Uint8Array(pdf), standardFontDataUrl: STANDARD_FONTS, verbosity: 0 })
+    .promise;
 }
 
-/** Rasterizes page 1 as 8-bit grey (PGM), then widens it to the RGBA jsQR reads. */
+/** Page 1's size in points, as a viewer reports it. */
+async function pageSize(document: PDFDocumentProxy): Promise<{ width: number; height: number }> {
+  const page = await document.getPage(1);
+  const [x0, y0, x1, y1] = page.view as [number, number, number, number];
+  return { width: x1 - x0, height: y1 - y0 };
+}
+
+/** The text of page 1, a line per text run that ends a line. */
+async function textOf(document: PDFDocumentProxy): Promise<string> {
+  const page = await document.getPage(1);
+  const content = await page.getTextContent();
+  return content.items
+    .map((item) => ('str' in item ? `${item.str}${item.hasEOL ? '\n' : ' '}` : ''))
+    .join('');
+}
+
+/** Renders page 1 at `dpi` onto a canvas and returns its RGBA pixels, as jsQR reads them. */
 async function rasterize(
-  path: string,
+  document: PDFDocumentProxy,
   dpi: number,
 ): Promise<{ rgba: Uint8ClampedArray; width: number; height: number }> {
-  const prefix = join(dir, `raster-${dpi}`);
-  await run('pdftoppm', ['-r', String(dpi), '-gray', '-singlefile', path, prefix]);
-  const pgm = await readFile(`${prefix}.pgm`);
-  const header = /^P5\s+(\d+)\s+(\d+)\s+(\d+)\s/.exec(pgm.subarray(0, 64).toString('latin1'));
-  if (!header) throw new Error('pdftoppm did not write a binary PGM');
-  const width = Number(header[1]);
-  const height = Number(header[2]);
-  const pixels = pgm.subarray(header[0].length);
-  const rgba = new Uint8ClampedArray(width * height * 4);
-  for (let i = 0; i < width * height; i++) {
-    const value = pixels[i] ?? 255;
-    rgba[i * 4] = value;
-    rgba[i * 4 + 1] = value;
-    rgba[i * 4 + 2] = value;
-    rgba[i * 4 + 3] = 255;
-  }
-  return { rgba, width, height };
+  const page = await document.getPage(1);
+  const viewport = page.getViewport({ scale: dpi / 72 });
+  const width = Math.ceil(viewport.width);
+  const height = Math.ceil(viewport.height);
+  const canvas = createCanvas(width, height);
+  const context = canvas.getContext('2d');
+  context.fillStyle = '#ffffff';
+  context.fillRect(0, 0, width, height);
+  await page.render({
+    canvas: canvas as unknown as HTMLCanvasElement,
+    canvasContext: context as never,
+    viewport,
+  }).promise;
+  return { rgba: new Uint8ClampedArray(context.getImageData(0, 0, width, height).data), width, height };
 }
 
 describe('renderLetterPdf', () => {
   let pdf: Buffer;
-  let path: string;
+  let document: PDFDocumentProxy;
   beforeAll(async () => {
     const careless = { ...LETTER, amount: SECRET_AMOUNT, memo: SECRET_MEMO };
     pdf = await renderLetterPdf(careless);
-    path = await writePdf('letter', pdf);
+    document = await open(pdf);
   });
 
   it('is a one-page US Letter PDF a standard viewer opens', async () => {
     expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
-    const { stdout } = await run('pdfinfo', [path]);
-    expect(stdout).toMatch(/^Pages:\s+1$/m);
-    expect(stdout).toMatch(/^Page size:\s+612 x 792 pts/m);
-    expect(stdout).toMatch(/^CreationDate:.*2026/m);
-    expect(stdout).not.toContain(CODE);
+    expect(document.numPages).toBe(1);
+    expect(await pageSize(document)).toEqual({ width: 612, height: 792 });
+    const { info } = await document.getMetadata();
+    expect((info as { CreationDate?: string }).CreationDate).toMatch(/^D:2026/);
+    expect(JSON.stringify(info)).not.toContain(CODE);
   });
 
   it('prints the claim code, the recipient and the expiry, never an amount or the memo', async () => {
-    const { stdout: text } = await run('pdftotext', ['-layout', path, '-']);
+    const text = await textOf(document);
     expect(text).toContain(CODE);
     expect(text).toContain(LETTER.recipient.name);
     expect(text).toContain('742 Evergreen Terrace');
@@ -116,7 +121,7 @@ describe('renderLetterPdf', () => {
   });
 
   it('carries a QR code that decodes to exactly the claim URL', async () => {
-    const { rgba, width, height } = await rasterize(path, 150);
+    const { rgba, width, height } = await rasterize(document, 150);
     const found = jsQR(rgba, width, height);
     expect(found?.data).toBe(LETTER.claimUrl);
   });
@@ -145,11 +150,12 @@ describe('renderLetterPdf', () => {
         },
       },
     };
-    const a4 = await writePdf('a4', await renderLetterPdf(abroad));
-    const { stdout: info } = await run('pdfinfo', [a4]);
-    expect(info).toMatch(/^Pages:\s+1$/m);
-    expect(info).toMatch(/^Page size:\s+595\.2\d? x 841\.8\d? pts/m);
-    const { stdout: text } = await run('pdftotext', [a4, '-']);
+    const a4 = await open(await renderLetterPdf(abroad));
+    expect(a4.numPages).toBe(1);
+    const size = await pageSize(a4);
+    expect(size.width).toBeCloseTo(595.28, 1);
+    expect(size.height).toBeCloseTo(841.89, 1);
+    const text = await textOf(a4);
     expect(text).toContain('Zoë Ångström');
     expect(text).toContain('SWEDEN');
     const { rgba, width, height } = await rasterize(a4, 150);

@@ -219,11 +219,7 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
   app.post(
     '/auth/passkey/options',
     {
-      config: { auth: 'none' },
-      // The body is optional: no body reads as `{}`.
-      preValidation: async (request) => {
-        request.body ??= {};
-      },
+      config: { auth: 'none', optionalBody: true },
       schema: {
         tags: ['Accounts'],
         summary: 'Passkey login options',

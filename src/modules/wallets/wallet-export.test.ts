@@ -1,4 +1,3 @@
-import type { Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
@@ -10,6 +9,12 @@ import {
   type TestContext,
   waitForStatus,
 } from '../../../test/harness.ts';
+import {
+  bytes,
+  decodeWalletKeyNota as decode,
+  webCryptoDecrypt,
+  webCryptoNota,
+} from '../../../test/wallet-key-nota.ts';
 
 // Key derivation must run on the thread pool: the synchronous PBKDF2 would stall every request for its
 // duration. The mock records the async calls and makes any synchronous call fail the test.
@@ -37,18 +42,6 @@ let bob: Caller;
 let custodial: { id: string; address: string };
 let external: { id: string; address: string };
 
-interface WalletKeyNota {
-  nota: 1;
-  kind: 'wallet-key';
-  issuedAt: string;
-  payload: {
-    address: string;
-    kdf: { name: string; hash: string; iterations: number; salt: string };
-    cipher: { name: string; iv: string; ciphertext: string };
-  };
-  signature?: unknown;
-}
-
 async function post(headers: Record<string, string>, url: string, payload: unknown) {
   return ctx.app.inject({ method: 'POST', url: `/api/v1${url}`, headers, payload: payload as object });
 }
@@ -59,71 +52,6 @@ function exportWallet(caller: { headers: Record<string, string> }, id: string, p
 
 function importNota(caller: { headers: Record<string, string> }, body: Record<string, unknown>) {
   return post(caller.headers, '/wallets/import', body);
-}
-
-function decode(nota: string): WalletKeyNota {
-  return JSON.parse(Buffer.from(nota, 'base64url').toString('utf8'));
-}
-
-function bytes(base64url: string): Uint8Array<ArrayBuffer> {
-  return new Uint8Array(Buffer.from(base64url, 'base64url'));
-}
-
-/** The passphrase's AES-GCM key, with standard WebCrypto only (as a browser or another tool would do it). */
-async function webCryptoKey(passphrase: string, salt: Uint8Array<ArrayBuffer>, usage: KeyUsage) {
-  const base = await crypto.subtle.importKey('raw', new TextEncoder().encode(passphrase), 'PBKDF2', false, [
-    'deriveKey',
-  ]);
-  return crypto.subtle.deriveKey(
-    { name: 'PBKDF2', hash: 'SHA-256', salt, iterations: 310_000 },
-    base,
-    { name: 'AES-GCM', length: 256 },
-    false,
-    [usage],
-  );
-}
-
-async function webCryptoDecrypt(document: WalletKeyNota, passphrase: string): Promise<Hex> {
-  const { kdf, cipher } = document.payload;
-  const key = await webCryptoKey(passphrase, bytes(kdf.salt), 'decrypt');
-  const plaintext = await crypto.subtle.decrypt(
-    { name: 'AES-GCM', iv: bytes(cipher.iv) },
-    key,
-    bytes(cipher.ciphertext),
-  );
-  return `0x${Buffer.from(plaintext).toString('hex')}`;
-}
-
-/** A wallet-key nota made outside the service, following the published format. */
-async function webCryptoNota(privateKey: Hex, passphrase: string, address?: string): Promise<string> {
-  const salt = crypto.getRandomValues(new Uint8Array(16));
-  const iv = crypto.getRandomValues(new Uint8Array(12));
-  const key = await webCryptoKey(passphrase, salt, 'encrypt');
-  const ciphertext = await crypto.subtle.encrypt(
-    { name: 'AES-GCM', iv },
-    key,
-    new Uint8Array(Buffer.from(privateKey.slice(2), 'hex')),
-  );
-  const document: WalletKeyNota = {
-    nota: 1,
-    kind: 'wallet-key',
-    issuedAt: new Date().toISOString(),
-    payload: {
-      address: address ?? privateKeyToAccount(privateKey).address,
-      kdf: {
-        name: 'PBKDF2',
-        hash: 'SHA-256',
-        iterations: 310_000,
-        salt: Buffer.from(salt).toString('base64url'),
-      },
-      cipher: {
-        name: 'AES-256-GCM',
-        iv: Buffer.from(iv).toString('base64url'),
-        ciphertext: Buffer.from(ciphertext).toString('base64url'),
-      },
-    },
-  };
-  return Buffer.from(JSON.stringify(document)).toString('base64url');
 }
 
 beforeAll(async () => {
