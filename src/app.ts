@@ -21,7 +21,9 @@ import { installMetrics } from './http/metrics.ts';
 import type { App } from './http/types.ts';
 import { AppError } from './lib/errors.ts';
 import { type LoginExtensions, registerAccountRoutes } from './modules/accounts/accounts.routes.ts';
+import { resolveSession } from './modules/accounts/accounts.service.ts';
 import { registerKeyRoutes } from './modules/keys/keys.routes.ts';
+import { resolveApiKey } from './modules/keys/keys.service.ts';
 import { registerLetterRoutes } from './modules/letters/letters.routes.ts';
 import { registerNetworkRoutes, registerRpcRoute } from './modules/network/network.routes.ts';
 import { registerReceiptRoutes } from './modules/receipts/receipts.routes.ts';
@@ -29,7 +31,6 @@ import { registerSandboxRoutes } from './modules/sandbox/sandbox.routes.ts';
 import { registerSecurityRoutes } from './modules/security/security.routes.ts';
 import { totpSecondFactor } from './modules/security/totp.service.ts';
 import { registerTransactionRoutes } from './modules/transactions/transactions.routes.ts';
-import { registerWalletExportRoutes } from './modules/wallets/wallet-export.ts';
 import { registerWalletRoutes } from './modules/wallets/wallets.routes.ts';
 import { registerWebRoutes } from './modules/web/web.routes.ts';
 
@@ -189,13 +190,12 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
   await app.register(
     async (api) => {
       const typed = api as unknown as App;
-      installAuth(typed, deps);
+      installAuth(typed, deps, { apiKey: resolveApiKey, session: resolveSession });
       registerSandboxRoutes(typed, deps);
       registerAccountRoutes(typed, deps, loginExtensions);
       registerKeyRoutes(typed, deps);
       registerNetworkRoutes(typed, deps);
       registerWalletRoutes(typed, deps);
-      registerWalletExportRoutes(typed, deps);
       registerTransactionRoutes(typed, deps);
       registerReceiptRoutes(typed, deps);
       registerLetterRoutes(typed, deps);

@@ -1,14 +1,18 @@
-import type { FastifyBaseLogger } from 'fastify';
+import type { FeeEstimate } from './adapters/chain/tx.ts';
 import type { Network } from './adapters/chain/types.ts';
 import type { PrintProvider } from './adapters/mail/index.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
-import type { RateLimitStore } from './http/rate-limit.ts';
+import type { TransactionRow, TransactionType, UserRow } from './db/schema/index.ts';
+import type { WorkSignal } from './db/work-signal.ts';
+import type { BoundedMap, ExpiringValue } from './lib/cache.ts';
+import type { CredentialCache } from './lib/credential-cache.ts';
+import type { TransactionErrorCode } from './lib/errors.ts';
+import type { RateLimitStore } from './lib/rate-limit.ts';
 import type { Keyring } from './lib/secrets.ts';
 import type { Clock } from './lib/time.ts';
-import type { WorkSignal } from './worker/work-signal.ts';
 
-/** Everything the feature modules need from the outside, built once by the composition root (src/main.ts). */
+/** Everything the feature modules need from the outside, built once by the composition root (src/runtime.ts). */
 export interface Deps {
   readonly config: Config;
   readonly database: Database;
@@ -21,5 +25,38 @@ export interface Deps {
   readonly mail: PrintProvider | null;
   /** Wakes workers when work is queued: in this process, and across processes on PostgreSQL (LISTEN/NOTIFY). */
   readonly workSignal: WorkSignal;
-  readonly logger?: FastifyBaseLogger;
+  /** What every transaction type is and does (src/operations.ts): the worker and the inline driver run these. */
+  readonly operations: Operations;
+  /** Resolved API keys and sessions, on the embedded database only (null on PostgreSQL: every request reads it). */
+  readonly credentialCache: CredentialCache<UserRow> | null;
+  /**
+   * Decrypted confidential balances by token, address and handle. A handle names one immutable ciphertext, so a
+   * cached decryption never goes stale: a balance that changes gets a new handle.
+   */
+  readonly balanceCache: BoundedMap<string, bigint>;
+  /** The chain's fee estimate (two calls), kept a second: the worker signs many transactions a second. */
+  readonly feeCache: ExpiringValue<FeeEstimate>;
 }
+
+/** What an operation works with: the dependencies, and the chain (the worker runs only where there is one). */
+export interface OperationContext {
+  deps: Deps;
+  network: Network;
+}
+
+/**
+ * One transaction type's state machine. `run` advances a leased row as far as it can go now (it is called again,
+ * from the row's status and step, after a crash or a transient fault); `onFailure` changes what else must change
+ * when a row of the type is FAILED (a letter leg puts its letter back).
+ */
+export interface Operation {
+  /** The token symbol a row of this type carries. */
+  readonly token: string;
+  /** The row's `errorCode` when it fails and the failure names no code of its own. */
+  readonly failureCode: TransactionErrorCode;
+  run(ctx: OperationContext, row: TransactionRow): Promise<void>;
+  onFailure?(ctx: OperationContext, row: TransactionRow): Promise<void>;
+}
+
+/** One operation per transaction type: a type without one does not compile. */
+export type Operations = Readonly<Record<TransactionType, Operation>>;

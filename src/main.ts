@@ -1,12 +1,15 @@
 import { parseArgs } from 'node:util';
 import closeWithGrace from 'close-with-grace';
+import type { FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
 import { buildApp } from './app.ts';
-import { ConfigError, loadConfig, loadDevnetSettings } from './config.ts';
+import { type Config, ConfigError, loadConfig, loadDevnetSettings } from './config.ts';
 import { sendControlRequest, startControlServer } from './control.ts';
 import type { Deps } from './deps.ts';
+import { configuredSecrets, createRedactor, loggerOptions } from './http/logger.ts';
 import { LockHeldError } from './lib/pid-lock.ts';
 import { runAccountsCommand } from './modules/accounts/accounts.cli.ts';
-import { startLetterSweeper } from './modules/letters/letters.service.ts';
+import { startLetterSweeper } from './modules/letters/sweep.service.ts';
 import { closeDeps, createDeps } from './runtime.ts';
 import { startWorker } from './worker/worker.ts';
 
@@ -46,33 +49,42 @@ function keepRunningOnUnhandledRejection(log: { error: (object: object, message:
   });
 }
 
+/** The process's logger: Fastify's own when it serves the API, the same pino configuration when it only works. */
+function processLogger(config: Config): FastifyBaseLogger {
+  return pino(
+    loggerOptions(config.logLevel, createRedactor(configuredSecrets(config))) as pino.LoggerOptions,
+  ) as FastifyBaseLogger;
+}
+
 async function run(role: Role): Promise<void> {
   const config = loadConfig();
   const deps = await createDeps(config, { network: true });
-  const app = await buildApp(deps);
+  // A worker process builds no HTTP app: the operations it runs come with its dependencies.
+  const app = role.api ? await buildApp(deps) : null;
+  const log = app?.log ?? processLogger(config);
   const stoppers: Array<() => Promise<void>> = [];
   // The embedded database is this process's alone: operator commands reach it through the control socket.
   if (deps.database.kind === 'pglite') stoppers.push(await startControlServer(deps));
   if (role.worker && config.worker.enabled) {
-    stoppers.push(await startWorker(deps, app.log));
-    stoppers.push(startLetterSweeper(deps, app.log));
+    stoppers.push(await startWorker(deps, log));
+    stoppers.push(startLetterSweeper(deps, log));
   }
-  closeWithGrace({ delay: 10_000, logger: app.log }, async ({ err, signal }) => {
-    if (err) app.log.error({ err }, 'stopping after an error');
-    else app.log.info({ signal }, 'stopping');
+  closeWithGrace({ delay: 10_000, logger: log }, async ({ err, signal }) => {
+    if (err) log.error({ err }, 'stopping after an error');
+    else log.info({ signal }, 'stopping');
     for (const stop of stoppers) await stop();
-    await app.close();
+    await app?.close();
     await closeDeps(deps);
   });
-  keepRunningOnUnhandledRejection(app.log);
-  if (role.api) {
+  keepRunningOnUnhandledRejection(log);
+  if (app) {
     await app.listen({ port: config.port, host: config.host });
-    app.log.info(
+    log.info(
       { network: config.network, environment: config.environment, database: deps.database.kind },
       `sealpay ready on http://${config.host}:${config.port} (public origin ${config.publicOrigin})`,
     );
   } else {
-    app.log.info('sealpay worker running');
+    log.info('sealpay worker running');
   }
 }
 
@@ -131,8 +143,9 @@ async function main(argv: string[]): Promise<void> {
       const deps = await createDeps(loadConfig(), { network: true });
       try {
         const { describeNonceRepair, repairNonces } = await import('./worker/nonce-repair.ts');
+        const { custodialKeyOf } = await import('./modules/wallets/wallets.service.ts');
         if (!deps.network) throw new Error('repair nonces needs the chain');
-        const report = await repairNonces(deps, deps.network);
+        const report = await repairNonces(deps, deps.network, custodialKeyOf);
         console.log(describeNonceRepair(report));
         if (report.repairs.some((repair) => repair.action === 'unfillable')) process.exitCode = 1;
       } finally {

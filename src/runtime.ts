@@ -1,12 +1,21 @@
+import type { FeeEstimate } from './adapters/chain/tx.ts';
 import type { ContractAddresses, Network } from './adapters/chain/types.ts';
 import { createPrintProvider } from './adapters/mail/index.ts';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/client.ts';
+import { PostgresRateLimitStore } from './db/rate-limits.ts';
+import type { UserRow } from './db/schema/index.ts';
+import { createWorkSignal } from './db/work-signal.ts';
 import type { Deps } from './deps.ts';
-import { MemoryRateLimitStore, PostgresRateLimitStore } from './http/rate-limit.ts';
+import { BoundedMap, ExpiringValue } from './lib/cache.ts';
+import { CredentialCache } from './lib/credential-cache.ts';
+import { MemoryRateLimitStore } from './lib/rate-limit.ts';
 import { loadKeyring } from './lib/secrets.ts';
 import { type Clock, systemClock } from './lib/time.ts';
-import { createWorkSignal } from './worker/work-signal.ts';
+import { operations } from './operations.ts';
+
+/** Decrypted balances kept per process: bounded so the cache cannot grow without limit. */
+const MAX_CACHED_BALANCES = 10_000;
 
 export interface RuntimeOptions {
   /** Starts the chain adapter (embedded network or RPC). Off for commands that only touch the database. */
@@ -69,7 +78,24 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
         ? (options.logger.warn as (o: object, m: string) => void)(object, message)
         : console.warn(`sealpay: ${message}`),
   });
-  return { config, database, keyring, clock, rateLimits, network, mail, workSignal };
+  // One process owns the embedded database and sees every change it must evict for; PostgreSQL is shared.
+  const credentialCache = database.kind === 'pglite' ? new CredentialCache<UserRow>() : null;
+  return {
+    config,
+    database,
+    keyring,
+    clock,
+    rateLimits,
+    network,
+    mail,
+    workSignal,
+    operations,
+    credentialCache,
+    balanceCache: new BoundedMap<string, bigint>(MAX_CACHED_BALANCES),
+    // The estimate's max fee carries viem's margin over the base fee, which cannot rise that far within a second
+    // (at most 12.5 % per block).
+    feeCache: new ExpiringValue<FeeEstimate>(1000),
+  };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

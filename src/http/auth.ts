@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { UserRow } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
+import type { Credential } from '../lib/credential-cache.ts';
 import { AppError, missingSetting } from '../lib/errors.ts';
-import { constantTimeEqual, sha256Hex } from '../lib/secrets.ts';
-import { findLiveSession, type UserRow } from '../modules/accounts/accounts.repository.ts';
-import { findKeyByHash, touchKey } from '../modules/keys/keys.repository.ts';
-import { type CachedCredential, cacheCredential, cachedCredential } from './credential-cache.ts';
-import { consume, type Limit } from './rate-limit.ts';
+import { consume, type Limit } from '../lib/rate-limit.ts';
+import { constantTimeEqual } from '../lib/secrets.ts';
+import { rateLimitHeaders } from './rate-limit.ts';
 
 export const SESSION_COOKIE = 'svc_session';
 export const API_KEY_PATTERN = /^svc_sk_[A-Za-z0-9_-]{43}$/;
@@ -17,6 +17,17 @@ export const API_KEY_PATTERN = /^svc_sk_[A-Za-z0-9_-]{43}$/;
 export type AuthMode = 'none' | 'either' | 'session' | 'operator';
 /** Which budget a route spends: the general read or write budget, its own, or none. */
 export type RateClass = 'read' | 'write' | 'claim' | 'own' | 'none';
+
+export type UserCredential = Credential<UserRow>;
+
+/**
+ * How a presented credential becomes an account: the keys module resolves API keys, the accounts module sessions
+ * (src/app.ts wires them). Each refuses with its own 401 code; the HTTP layer knows no table.
+ */
+export interface CredentialResolvers {
+  apiKey(deps: Deps, key: string, now: Date): Promise<UserCredential>;
+  session(deps: Deps, token: string, now: Date): Promise<UserCredential>;
+}
 
 export interface Principal {
   kind: 'session' | 'api_key';
@@ -44,80 +55,25 @@ declare module 'fastify' {
   }
 }
 
-// lastUsedAt is written at most this often per key, so a hot key does not turn every read into a write.
-const TOUCH_INTERVAL_MS = 30_000;
-
-async function resolveApiKey(deps: Deps, key: string, now: Date): Promise<CachedCredential> {
-  const hash = sha256Hex(key);
-  const useCache = deps.database.kind === 'pglite';
-  let credential = useCache ? cachedCredential(hash) : undefined;
-  if (!credential) {
-    const found = await findKeyByHash(deps.database.db, hash);
-    if (!found || found.key.revokedAt) throw new AppError('invalid_api_key', 'The API key is not valid.');
-    credential = {
-      kind: 'api_key',
-      id: found.key.id,
-      user: found.user,
-      expiresAt: found.key.expiresAt,
-      lastUsedAt: found.key.lastUsedAt,
-      tokenVersion: null,
-    };
-    if (useCache) cacheCredential(hash, credential);
-  }
-  if (credential.expiresAt && credential.expiresAt <= now) {
-    throw new AppError('invalid_api_key', 'The API key has expired.');
-  }
-  if (!credential.lastUsedAt || now.getTime() - credential.lastUsedAt.getTime() >= TOUCH_INTERVAL_MS) {
-    await touchKey(deps.database.db, credential.id, now);
-    credential.lastUsedAt = now;
-  }
-  return credential;
-}
-
-async function resolveSession(deps: Deps, token: string, now: Date): Promise<CachedCredential> {
-  const hash = sha256Hex(token);
-  const useCache = deps.database.kind === 'pglite';
-  let credential = useCache ? cachedCredential(hash) : undefined;
-  if (!credential) {
-    const found = await findLiveSession(deps.database.db, token, now);
-    if (!found) throw new AppError('session_expired', 'The session has expired. Log in again.');
-    credential = {
-      kind: 'session',
-      id: found.session.id,
-      user: found.user,
-      expiresAt: found.session.expiresAt,
-      lastUsedAt: null,
-      tokenVersion: found.session.tokenVersion,
-    };
-    if (useCache) cacheCredential(hash, credential);
-  }
-  if (
-    (credential.expiresAt && credential.expiresAt <= now) ||
-    credential.tokenVersion !== credential.user.tokenVersion
-  ) {
-    throw new AppError('session_expired', 'The session has expired. Log in again.');
-  }
-  return credential;
-}
-
 async function authenticate(
   deps: Deps,
+  resolvers: CredentialResolvers,
   request: FastifyRequest,
 ): Promise<{ principal: Principal; user: UserRow }> {
   const now = deps.clock.now();
   const authorization = request.headers.authorization;
-  let credential: CachedCredential;
+  let credential: UserCredential;
   if (authorization !== undefined) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     const key = match?.[1];
     if (!key || !API_KEY_PATTERN.test(key)) {
       throw new AppError('invalid_api_key', 'The API key is malformed.');
     }
-    credential = await resolveApiKey(deps, key, now);
+    credential = await resolvers.apiKey(deps, key, now);
   } else {
     const token = request.cookies[SESSION_COOKIE];
     if (!token) throw new AppError('unauthenticated', 'Authentication required: an API key or a session.');
-    credential = await resolveSession(deps, token, now);
+    credential = await resolvers.session(deps, token, now);
   }
   return {
     principal: {
@@ -130,7 +86,6 @@ async function authenticate(
   };
 }
 
-/** An operator route: 503 naming SWEEP_SECRET while it is unset, else 401 without the secret. */
 function assertOperatorSecret(deps: Deps, request: FastifyRequest): void {
   const secret = deps.config.sweepSecret;
   if (!secret) throw missingSetting('SWEEP_SECRET');
@@ -163,7 +118,7 @@ export function limitFor(deps: Deps, rate: 'read' | 'write' | 'claim'): Limit {
  * the route (`config.auth`), never assumed: this hook, the OpenAPI document's security and the authorization
  * matrix test all read it, so a route registered after this without one is refused.
  */
-export function installAuth(app: FastifyInstance, deps: Deps): void {
+export function installAuth(app: FastifyInstance, deps: Deps, resolvers: CredentialResolvers): void {
   app.addHook('onRoute', (route) => {
     if (route.config?.auth === undefined) {
       throw new Error(
@@ -178,7 +133,7 @@ export function installAuth(app: FastifyInstance, deps: Deps): void {
     const mode = config.auth ?? 'none';
     if (mode === 'operator') assertOperatorSecret(deps, request);
     else if (mode !== 'none') {
-      const { principal, user } = await authenticate(deps, request);
+      const { principal, user } = await authenticate(deps, resolvers, request);
       if (user.disabledAt) throw new AppError('account_disabled', 'This account is disabled.');
       if (mode === 'session' && principal.kind !== 'session') {
         throw new AppError(
@@ -194,6 +149,6 @@ export function installAuth(app: FastifyInstance, deps: Deps): void {
     const principal = request.principal;
     const subject = principal ? `${principal.kind}:${principal.id}` : `ip:${request.ip}`;
     const keyed = rate === 'claim' ? `${subject}|ip:${request.ip}` : subject;
-    await consume(deps.rateLimits, reply, limitFor(deps, rate), keyed, deps.clock.now());
+    await consume(deps.rateLimits, rateLimitHeaders(reply), limitFor(deps, rate), keyed, deps.clock.now());
   });
 }

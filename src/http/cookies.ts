@@ -6,7 +6,12 @@ export function isHttpsOrigin(deps: Deps): boolean {
   return deps.config.publicOrigin.startsWith('https://');
 }
 
-export function setSessionCookie(reply: FastifyReply, deps: Deps, token: string, expiresAt: Date): void {
+/** The session cookie of a session just minted (signup, login, password change). */
+export function setSessionCookie(
+  reply: FastifyReply,
+  deps: Deps,
+  { token, expiresAt }: { token: string; expiresAt: Date },
+): void {
   reply.setCookie(SESSION_COOKIE, token, {
     httpOnly: true,
     sameSite: 'lax',

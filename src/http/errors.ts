@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { parseDbError } from '../db/errors.ts';
 import { AppError } from '../lib/errors.ts';
 
 interface ValidationIssue {
@@ -17,17 +18,6 @@ function issuePath(issue: ValidationIssue): string {
   const extra = issue.params?.additionalProperty;
   if (typeof extra === 'string') return base ? `${base}.${extra}` : extra;
   return base;
-}
-
-/** The SQLSTATE of a database error, wherever it sits in the cause chain (Drizzle wraps the driver's error). */
-function sqlStateOf(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; current && depth < 5; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
 }
 
 function notFoundFor(request: FastifyRequest): AppError {
@@ -63,8 +53,7 @@ function toAppError(error: FastifyError | AppError | Error, request: FastifyRequ
   }
   // The database refused a value as data (class 22: out of range, bad encoding, bad text representation): the
   // request carried it, so it is the request's fault, never a 500. Input checks should have caught it first.
-  const sqlState = sqlStateOf(error);
-  if (sqlState?.startsWith('22')) {
+  if (parseDbError(error)?.sqlState.startsWith('22')) {
     return new AppError('invalid_request', 'The request contains a value the service cannot accept.');
   }
   const status = fastifyError.statusCode;
@@ -156,6 +145,9 @@ export function refuseConnect(request: { url?: string }, socket: Socket): void {
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const appError = toAppError(error, request);
+    const retryAfter = (appError.details as { retryAfter?: unknown } | undefined)?.retryAfter;
+    if (appError.code === 'rate_limited' && typeof retryAfter === 'number')
+      reply.header('Retry-After', retryAfter);
     if (appError.status >= 500 && appError.code === 'internal_error') {
       request.log.error({ err: error }, 'unhandled error');
     } else if (appError.status >= 500) {

@@ -7,8 +7,8 @@ import {
   signup,
   type TestContext,
 } from '../../test/harness.ts';
+import { PostgresRateLimitStore } from '../db/rate-limits.ts';
 import { ManualClock } from '../lib/time.ts';
-import { PostgresRateLimitStore } from './rate-limit.ts';
 
 let ctx: TestContext;
 beforeAll(async () => {

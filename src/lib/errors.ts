@@ -40,7 +40,6 @@ const STATUS_BY_CODE = {
   session_required: 403,
   account_disabled: 403,
   signup_closed: 403,
-  forbidden: 403,
   // 404
   not_found: 404,
   letter_not_found: 404,
@@ -67,11 +66,6 @@ const STATUS_BY_CODE = {
   // 500
   internal_error: 500,
   // 502
-  faucet_failed: 502,
-  mint_failed: 502,
-  transfer_failed: 502,
-  redeem_failed: 502,
-  redeem_settlement_failed: 502,
   claim_failed: 502,
   claim_unsettled: 502,
   escrow_unsettled: 502,
@@ -86,6 +80,24 @@ const STATUS_BY_CODE = {
 } as const;
 
 export type ErrorCode = keyof typeof STATUS_BY_CODE;
+
+/**
+ * The `errorCode` of a FAILED transaction: the interface's failure codes of the queued operations (answered
+ * asynchronously, never as an HTTP status), and the two refusals that name themselves. Each operation's own code is
+ * its `failureCode` (src/operations.ts).
+ */
+export const TRANSACTION_ERROR_CODES = [
+  'faucet_failed',
+  'faucet_cap_exceeded',
+  'mint_failed',
+  'transfer_failed',
+  'redeem_failed',
+  'escrow_failed',
+  'claim_failed',
+  'refund_failed',
+  'escrow_vault_underfunded',
+] as const;
+export type TransactionErrorCode = (typeof TRANSACTION_ERROR_CODES)[number];
 
 export function statusOf(code: ErrorCode): number {
   return STATUS_BY_CODE[code];

@@ -6,6 +6,7 @@ import { signTransaction, waitForReceipt } from '../adapters/chain/tx.ts';
 import type { Network } from '../adapters/chain/types.ts';
 import { addressNonces, chainSubmissions } from '../db/schema/index.ts';
 import { newId } from '../lib/ids.ts';
+import { custodialKeyOf } from '../modules/wallets/wallets.service.ts';
 import { describeNonceRepair, repairNonces } from './nonce-repair.ts';
 import { claimRow, processRow } from './worker.ts';
 
@@ -50,7 +51,7 @@ describe('sealpay repair nonces', () => {
     await network.publicClient.sendRawTransaction({ serializedTransaction: waiting.serialized });
     expect(await count('pending')).toBe(missing); // stuck behind the gap
 
-    const report = await repairNonces(ctx.deps, network);
+    const report = await repairNonces(ctx.deps, network, custodialKeyOf);
     expect(report.repairs).toEqual([
       expect.objectContaining({ address: operator(), nonce: missing, action: 'filled' }),
     ]);
@@ -62,7 +63,7 @@ describe('sealpay repair nonces', () => {
     expect((await waitForReceipt(network, waiting.hash, { timeoutMs: 5000 })).status).toBe('success');
     expect(await count('latest')).toBe(missing + 2);
 
-    const again = await repairNonces(ctx.deps, network);
+    const again = await repairNonces(ctx.deps, network, custodialKeyOf);
     expect(again.repairs).toEqual([]);
     expect(describeNonceRepair(again)).toMatch(/checked, no gap$/);
   });
@@ -105,7 +106,7 @@ describe('sealpay repair nonces', () => {
       status: 'SIGNED',
     });
 
-    const report = await repairNonces(ctx.deps, network);
+    const report = await repairNonces(ctx.deps, network, custodialKeyOf);
     expect(report.repairs).toEqual([
       expect.objectContaining({
         nonce,

@@ -11,15 +11,12 @@
  * is filled with a zero-value transfer from the address to itself, and the rows waiting behind it go on (the
  * refused row's worker signs its intent again at a fresh nonce: see `submitOnce`).
  */
-import { and, eq } from 'drizzle-orm';
 import { type Address, getAddress, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { broadcastTransaction, waitForReceipt } from '../adapters/chain/tx.ts';
+import { broadcastTransaction, signTransaction, waitForReceipt } from '../adapters/chain/tx.ts';
 import type { Network } from '../adapters/chain/types.ts';
-import { addressNonces, chainSubmissions } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
-import { openWalletKey } from '../modules/wallets/custody.ts';
-import { findWalletByAddress } from '../modules/wallets/wallets.repository.ts';
+import { findNonceCounter, findSubmissionAt, listNonceCounters } from './submissions.repository.ts';
 import { nonceLockKey } from './submissions.ts';
 
 const SELF_TRANSFER_GAS = 21_000n;
@@ -37,11 +34,17 @@ export interface NonceRepairReport {
   repairs: NonceRepair[];
 }
 
-async function keyOf(deps: Deps, network: Network, address: Address): Promise<Hex | null> {
+/** The service's key of a custodial wallet's address, or null when it holds none (the wallets module answers). */
+export type CustodialKeyOf = (deps: Deps, address: Address) => Promise<Hex | null>;
+
+async function keyOf(
+  deps: Deps,
+  network: Network,
+  custodialKey: CustodialKeyOf,
+  address: Address,
+): Promise<Hex | null> {
   if (getAddress(network.operator.address) === address) return network.operator.privateKey;
-  const wallet = await findWalletByAddress(deps.database.db, address);
-  if (!wallet?.sealedPrivateKey) return null;
-  return openWalletKey(deps.keyring, wallet);
+  return custodialKey(deps, address);
 }
 
 async function pendingCount(network: Network, address: Address): Promise<number> {
@@ -49,55 +52,49 @@ async function pendingCount(network: Network, address: Address): Promise<number>
 }
 
 async function fillWithSelfTransfer(network: Network, privateKey: Hex, nonce: number): Promise<Hex> {
-  const account = privateKeyToAccount(privateKey);
-  const fees = await network.publicClient.estimateFeesPerGas();
-  const serialized = await account.signTransaction({
-    type: 'eip1559',
-    chainId: network.chainId,
-    nonce,
-    gas: SELF_TRANSFER_GAS,
-    to: account.address,
+  const self = privateKeyToAccount(privateKey).address;
+  const signed = await signTransaction(network, {
+    privateKey,
+    to: self,
     value: 0n,
-    maxFeePerGas: fees.maxFeePerGas,
-    maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+    gas: SELF_TRANSFER_GAS,
+    nonce,
   });
-  const hash = await broadcastTransaction(network, serialized);
+  const hash = await broadcastTransaction(network, signed.serialized);
   await waitForReceipt(network, hash, { timeoutMs: 60_000 });
   return hash;
 }
 
 /** Checks every address the service has allocated nonces for; fills what is missing. */
-export async function repairNonces(deps: Deps, network: Network): Promise<NonceRepairReport> {
-  const counters = await deps.database.db.select().from(addressNonces);
+export async function repairNonces(
+  deps: Deps,
+  network: Network,
+  custodialKey: CustodialKeyOf,
+): Promise<NonceRepairReport> {
+  const counters = await listNonceCounters(deps.database.db);
   const repairs: NonceRepair[] = [];
   for (const counter of counters) {
     const address = getAddress(counter.address);
     await deps.database.withLock(nonceLockKey(address), async (db) => {
-      const [current] = await db
-        .select()
-        .from(addressNonces)
-        .where(eq(addressNonces.address, counter.address));
+      const current = await findNonceCounter(db, counter.address);
       const next = current?.nextNonce ?? counter.nextNonce;
       let key: Hex | null | undefined;
       let pending = await pendingCount(network, address);
       while (pending < next) {
         const nonce = pending;
-        const [stored] = await db
-          .select()
-          .from(chainSubmissions)
-          .where(and(eq(chainSubmissions.fromAddress, counter.address), eq(chainSubmissions.nonce, nonce)));
+        const stored = await findSubmissionAt(db, counter.address, nonce);
         let refusal: string | null = null;
         if (stored) {
           try {
-            await broadcastTransaction(network, stored.rawTx as Hex);
-            repairs.push({ address, nonce, action: 'rebroadcast', txHash: stored.txHash as Hex });
+            await broadcastTransaction(network, stored.rawTx);
+            repairs.push({ address, nonce, action: 'rebroadcast', txHash: stored.txHash });
           } catch (error) {
             refusal =
               error instanceof Error ? (error.message.split('\n')[0] ?? error.message) : String(error);
           }
         }
         if (!stored || refusal !== null) {
-          key ??= await keyOf(deps, network, address);
+          key ??= await keyOf(deps, network, custodialKey, address);
           if (!key) {
             repairs.push({ address, nonce, action: 'unfillable', reason: 'the service holds no key for it' });
             return;

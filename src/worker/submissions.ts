@@ -1,21 +1,39 @@
-import { and, eq, sql } from 'drizzle-orm';
-import { type Address, type Hex, keccak256, TransactionNotFoundError, type TransactionReceipt } from 'viem';
+import { type Address, type Hex, TransactionNotFoundError, type TransactionReceipt } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { broadcastTransaction, waitForReceipt } from '../adapters/chain/tx.ts';
+import {
+  broadcastTransaction,
+  estimateGasLimit,
+  isInsufficientFunds,
+  isRefusedByNode,
+  isRevert,
+  signTransaction,
+  waitForReceipt,
+} from '../adapters/chain/tx.ts';
 import type { Network } from '../adapters/chain/types.ts';
-import { addressNonces, chainSubmissions } from '../db/schema/index.ts';
-import type { Deps } from '../deps.ts';
+import type { SubmissionRow, TransactionRow } from '../db/schema/index.ts';
+import type { Deps, OperationContext } from '../deps.ts';
+import type { TransactionErrorCode } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
+import {
+  allocateNonce,
+  deleteSubmission,
+  findSubmission,
+  insertSubmission,
+  recordReceipt,
+  releaseNonce,
+} from './submissions.repository.ts';
 
-export type SubmissionRow = typeof chainSubmissions.$inferSelect;
-
-/** A failure before anything was broadcast for the row: it can be marked FAILED, nothing moved. */
+/**
+ * A failure before anything was broadcast for the row: it can be marked FAILED, nothing moved. The row's
+ * `errorCode` is `errorCode` when the refusal names itself (`escrow_vault_underfunded`), else its type's failure
+ * code.
+ */
 export class PreflightError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  readonly errorCode: TransactionErrorCode | undefined;
+  constructor(message: string, options: { errorCode?: TransactionErrorCode; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'PreflightError';
-    this.code = code;
+    this.errorCode = options.errorCode;
   }
 }
 
@@ -36,8 +54,6 @@ export interface Call {
   /** A fixed gas limit, for a call that cannot be estimated before an earlier step is mined. */
   gas?: bigint;
 }
-
-const GAS_MARGIN_PERCENT = 130n;
 
 /**
  * Allocating a nonce, signing, storing and broadcasting for one address never interleave, in any process sharing
@@ -62,64 +78,22 @@ export async function isKnownToChain(network: Network, hash: Hex): Promise<boole
   }
 }
 
-export async function findSubmission(
-  deps: Deps,
-  transactionId: string,
-  purpose: string,
-): Promise<SubmissionRow | undefined> {
-  const [row] = await deps.database.db
-    .select()
-    .from(chainSubmissions)
-    .where(and(eq(chainSubmissions.transactionId, transactionId), eq(chainSubmissions.purpose, purpose)))
-    .limit(1);
-  return row;
-}
-
-async function estimateGas(network: Network, from: Address, call: Call): Promise<bigint> {
+/** The call's gas limit: its own, or the chain's estimate; a call the chain refuses fails before it is signed. */
+async function gasLimitOf(network: Network, from: Address, call: Call): Promise<bigint> {
   if (call.gas) return call.gas;
   try {
-    const estimate = await network.publicClient.estimateGas({
-      account: from,
-      to: call.to,
-      data: call.data,
-      value: call.value,
-    });
-    return (estimate * GAS_MARGIN_PERCENT) / 100n;
+    return await estimateGasLimit(network, from, call);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    if (/insufficient funds/i.test(message)) {
-      throw new PreflightError(
-        'insufficient_gas',
-        'The wallet has too little gas currency to pay for this operation.',
-        { cause: error },
-      );
-    }
-    if (/revert/i.test(message)) {
-      throw new PreflightError('reverted', 'The chain refuses this operation (it would revert).', {
+    if (isInsufficientFunds(error)) {
+      throw new PreflightError('The wallet has too little gas currency to pay for this operation.', {
         cause: error,
       });
     }
+    if (isRevert(error)) {
+      throw new PreflightError('The chain refuses this operation (it would revert).', { cause: error });
+    }
     throw error;
   }
-}
-
-/**
- * Fee estimates are two chain calls; one a second per network is plenty. The estimate's max fee carries viem's
- * margin over the base fee, which cannot rise that far within a second (at most 12.5 % per block).
- */
-const FEE_TTL_MS = 1000;
-const feeCache = new WeakMap<
-  Network,
-  { at: number; fees: Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> }
->();
-function feesFor(network: Network) {
-  const cached = feeCache.get(network);
-  if (cached && Date.now() - cached.at < FEE_TTL_MS) return cached.fees;
-  const fees = network.publicClient.estimateFeesPerGas();
-  feeCache.set(network, { at: Date.now(), fees });
-  // A failed estimate is not kept: the next caller asks again.
-  fees.catch(() => feeCache.delete(network));
-  return fees;
 }
 
 /**
@@ -128,19 +102,19 @@ function feesFor(network: Network) {
  * second signature for the same intent.
  */
 export async function submitOnce(
-  deps: Deps,
-  network: Network,
-  transactionId: string,
+  { deps, network }: OperationContext,
+  row: Pick<TransactionRow, 'id'>,
   purpose: string,
   privateKey: Hex,
   buildCall: () => Promise<Call>,
 ): Promise<SubmissionRow> {
+  const transactionId = row.id;
   const account = privateKeyToAccount(privateKey);
-  const existing = await findSubmission(deps, transactionId, purpose);
+  const existing = await findSubmission(deps.database.db, transactionId, purpose);
   if (existing) {
     if (existing.status !== 'SIGNED') return existing;
     try {
-      await broadcastTransaction(network, existing.rawTx as Hex);
+      await broadcastTransaction(network, existing.rawTx);
       return existing;
     } catch (error) {
       if (!(await withdrawDeadSignature(deps, network, existing))) throw error;
@@ -149,8 +123,8 @@ export async function submitOnce(
     }
   }
   const call = await buildCall();
-  const gas = await estimateGas(network, account.address, call);
-  const fees = await feesFor(network);
+  const gas = await gasLimitOf(network, account.address, call);
+  const fees = await deps.feeCache.get(() => network.publicClient.estimateFeesPerGas());
   // Read before the lock: it only ever raises the counter (a key also used elsewhere), so a read that is a moment
   // old is as good, and the lock is then held only for the database write and the broadcast.
   const chainNonce = await network.publicClient.getTransactionCount({
@@ -159,65 +133,30 @@ export async function submitOnce(
   });
   return deps.database.withLock(nonceLockKey(account.address), async (db) => {
     const submission = await db.transaction(async (tx) => {
-      // One statement allocates: the first use starts at the chain's count, and the counter is never behind the
-      // chain (a key also used elsewhere, an exported wallet, moves the chain's count on).
-      const [allocated] = await tx
-        .insert(addressNonces)
-        .values({ address: account.address, nextNonce: chainNonce + 1 })
-        .onConflictDoUpdate({
-          target: addressNonces.address,
-          set: {
-            nextNonce: sql`greatest(${addressNonces.nextNonce}, ${chainNonce}) + 1`,
-            updatedAt: new Date(),
-          },
-        })
-        .returning({ next: addressNonces.nextNonce });
-      const nonce = Number(allocated?.next) - 1;
-      const serialized = await account.signTransaction({
-        type: 'eip1559',
-        chainId: network.chainId,
+      const nonce = await allocateNonce(tx, account.address, chainNonce);
+      const signed = await signTransaction(network, { privateKey, ...call, gas, nonce, fees });
+      return insertSubmission(tx, {
+        id: newId(),
+        transactionId,
+        purpose,
+        fromAddress: account.address,
         nonce,
-        gas,
-        to: call.to,
-        data: call.data,
-        value: call.value ?? 0n,
-        maxFeePerGas: fees.maxFeePerGas,
-        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+        rawTx: signed.serialized,
+        txHash: signed.hash,
+        status: 'SIGNED',
       });
-      const [row] = await tx
-        .insert(chainSubmissions)
-        .values({
-          id: newId(),
-          transactionId,
-          purpose,
-          fromAddress: account.address,
-          nonce,
-          rawTx: serialized,
-          txHash: keccak256(serialized),
-          status: 'SIGNED',
-        })
-        .returning();
-      return row as SubmissionRow;
     });
     try {
-      await broadcastTransaction(network, submission.rawTx as Hex);
+      await broadcastTransaction(network, submission.rawTx);
     } catch (error) {
       // The chain refused the bytes outright (they are not in its pool): nothing was sent, so the signature is
       // withdrawn and its nonce given back while no later one has been taken.
-      if (isDefinitiveRejection(error) && !(await isKnownToChain(network, submission.txHash as Hex))) {
+      if (isRefusedByNode(error) && !(await isKnownToChain(network, submission.txHash))) {
         await db.transaction(async (tx) => {
-          await tx.delete(chainSubmissions).where(eq(chainSubmissions.id, submission.id));
-          await tx
-            .update(addressNonces)
-            .set({ nextNonce: submission.nonce })
-            .where(
-              and(
-                eq(addressNonces.address, account.address),
-                eq(addressNonces.nextNonce, submission.nonce + 1),
-              ),
-            );
+          await deleteSubmission(tx, submission.id);
+          await releaseNonce(tx, submission);
         });
-        throw new PreflightError('rejected', `The chain refused the transaction: ${messageOf(error)}`, {
+        throw new PreflightError(`The chain refused the transaction: ${messageOf(error)}`, {
           cause: error,
         });
       }
@@ -236,12 +175,12 @@ async function withdrawDeadSignature(
   network: Network,
   submission: SubmissionRow,
 ): Promise<boolean> {
-  const from = submission.fromAddress as Address;
+  const from = submission.fromAddress;
   return deps.database.withLock(nonceLockKey(from), async (db) => {
     const used = await network.publicClient.getTransactionCount({ address: from, blockTag: 'latest' });
     if (used <= submission.nonce) return false;
-    if (await isKnownToChain(network, submission.txHash as Hex)) return false;
-    await db.delete(chainSubmissions).where(eq(chainSubmissions.id, submission.id));
+    if (await isKnownToChain(network, submission.txHash)) return false;
+    await deleteSubmission(db, submission.id);
     return true;
   });
 }
@@ -251,32 +190,21 @@ function messageOf(error: unknown): string {
   return text.split('\n')[0] ?? text;
 }
 
-function isDefinitiveRejection(error: unknown): boolean {
-  return /insufficient funds|nonce too low|intrinsic gas|exceeds block gas limit|invalid sender|revert/i.test(
-    error instanceof Error ? error.message : String(error),
-  );
-}
-
 /** Waits for the stored transaction's receipt and records it; a revert throws RevertedError. */
 export async function settle(
-  deps: Deps,
-  network: Network,
+  { deps, network }: OperationContext,
   submission: SubmissionRow,
   options: { timeoutMs?: number } = {},
 ): Promise<TransactionReceipt> {
-  const receipt = await waitForReceipt(network, submission.txHash as Hex, {
+  const receipt = await waitForReceipt(network, submission.txHash, {
     timeoutMs: options.timeoutMs ?? 30_000,
   });
   if (submission.status === 'SIGNED') {
-    await deps.database.db
-      .update(chainSubmissions)
-      .set({
-        status: receipt.status === 'success' ? 'MINED' : 'REVERTED',
-        blockNumber: receipt.blockNumber,
-        blockHash: receipt.blockHash,
-        updatedAt: new Date(),
-      })
-      .where(eq(chainSubmissions.id, submission.id));
+    await recordReceipt(deps.database.db, submission.id, {
+      status: receipt.status === 'success' ? 'MINED' : 'REVERTED',
+      blockNumber: receipt.blockNumber,
+      blockHash: receipt.blockHash,
+    });
   }
   if (receipt.status !== 'success') throw new RevertedError(receipt);
   return receipt;

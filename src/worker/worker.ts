@@ -1,75 +1,38 @@
-import { and, eq, inArray, notInArray, sql } from 'drizzle-orm';
-import type { FastifyBaseLogger } from 'fastify';
-import { rows } from '../db/client.ts';
-import { chainSubmissions, transactions } from '../db/schema/index.ts';
-import type { Deps } from '../deps.ts';
+import type { TransactionRow } from '../db/schema/index.ts';
+import type { Deps, OperationContext } from '../deps.ts';
 import { newId } from '../lib/ids.ts';
-import type { TransactionRow } from '../modules/transactions/transactions.repository.ts';
-import { FAILURE_CODE, fail, type OperationContext, runners } from './operations.ts';
+import type { Logger } from '../lib/logger.ts';
+import {
+  findTransactionById,
+  leaseDueRows,
+  leaseRow,
+  releaseAllLeases,
+  updateLeased,
+} from './outbox.repository.ts';
+import { fail } from './steps.ts';
+import { hasValueMovingSubmission } from './submissions.repository.ts';
 import { PreflightError, RevertedError } from './submissions.ts';
 
 const MAX_BACKOFF_MS = 60_000;
 const HOUR_MS = 3_600_000;
-
-/** Pre-flight codes that are the transaction's errorCode as they are (the rest map to the type's failure code). */
-const OWN_CODES = new Set(['escrow_vault_underfunded', 'faucet_cap_exceeded']);
-
-type Logger = Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
 
 function backoffMs(attempts: number): number {
   const base = Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(attempts, 16));
   return Math.round(base / 2 + Math.random() * (base / 2));
 }
 
+function leaseEnd(deps: Deps): Date {
+  return new Date(deps.clock.now().getTime() + deps.config.worker.leaseMs);
+}
+
 /** Claims up to `limit` runnable rows with a lease (SKIP LOCKED: several workers never take the same row). */
-export async function claimRows(deps: Deps, owner: string, limit: number): Promise<TransactionRow[]> {
-  const now = deps.clock.now();
-  const leaseUntil = new Date(now.getTime() + deps.config.worker.leaseMs);
-  const claimed = await rows<{ id: string }>(
-    deps.database.db,
-    sql`update transactions set lease_owner = ${owner}, lease_until = ${leaseUntil.toISOString()}
-        where id in (
-          select id from transactions
-          where status in ('QUEUED', 'PENDING', 'SETTLING')
-            and next_attempt_at <= ${now.toISOString()}
-            and (lease_until is null or lease_until < ${now.toISOString()})
-          order by next_attempt_at
-          limit ${limit}
-          for update skip locked)
-        returning id`,
-  );
-  if (claimed.length === 0) return [];
-  const ids = claimed.map((row) => row.id);
-  return deps.database.db.select().from(transactions).where(inArray(transactions.id, ids));
+export function claimRows(deps: Deps, owner: string, limit: number): Promise<TransactionRow[]> {
+  return leaseDueRows(deps.database.db, owner, deps.clock.now(), leaseEnd(deps), limit);
 }
 
 /** Takes the lease of one row (a request driving its own letter leg inline); undefined when someone holds it. */
-export async function claimRow(deps: Deps, id: string, owner: string): Promise<TransactionRow | undefined> {
-  const now = deps.clock.now();
-  const [row] = await deps.database.db
-    .update(transactions)
-    .set({ leaseOwner: owner, leaseUntil: new Date(now.getTime() + deps.config.worker.leaseMs) })
-    .where(
-      and(
-        eq(transactions.id, id),
-        sql`${transactions.status} in ('QUEUED', 'PENDING', 'SETTLING')`,
-        sql`(${transactions.leaseUntil} is null or ${transactions.leaseUntil} < ${now.toISOString()} or ${transactions.leaseOwner} = ${owner})`,
-      ),
-    )
-    .returning();
-  return row;
-}
-
-async function movedAnything(deps: Deps, id: string): Promise<boolean> {
-  // The operator's gas top-up and an ERC-20 approval move none of the client's funds.
-  const [row] = await deps.database.db
-    .select({ id: chainSubmissions.id })
-    .from(chainSubmissions)
-    .where(
-      and(eq(chainSubmissions.transactionId, id), notInArray(chainSubmissions.purpose, ['gas', 'approve'])),
-    )
-    .limit(1);
-  return row !== undefined;
+export function claimRow(deps: Deps, id: string, owner: string): Promise<TransactionRow | undefined> {
+  return leaseRow(deps.database.db, id, owner, deps.clock.now(), leaseEnd(deps));
 }
 
 /**
@@ -79,35 +42,28 @@ async function movedAnything(deps: Deps, id: string): Promise<boolean> {
 export async function processRow(deps: Deps, row: TransactionRow, logger: Logger): Promise<void> {
   const network = deps.network;
   if (!network) throw new Error('the worker needs the chain');
-  const runner = runners[row.type];
+  const operation = deps.operations[row.type];
   const ctx: OperationContext = { deps, network };
   const { db } = deps.database;
   // The lease is renewed while the row is driven, so a slow chain (a receipt wait) never lets a second worker
   // take a row that is still in hand.
-  const { leaseMs } = deps.config.worker;
   const renewal = setInterval(() => {
-    db.update(transactions)
-      .set({ leaseUntil: new Date(deps.clock.now().getTime() + leaseMs) })
-      .where(and(eq(transactions.id, row.id), eq(transactions.leaseOwner, row.leaseOwner ?? '')))
-      .catch((error: unknown) => logger.warn({ transactionId: row.id, err: error }, 'lease renewal failed'));
-  }, leaseMs / 3);
+    updateLeased(db, row, { leaseUntil: leaseEnd(deps) }).catch((error: unknown) =>
+      logger.warn({ transactionId: row.id, err: error }, 'lease renewal failed'),
+    );
+  }, deps.config.worker.leaseMs / 3);
   renewal.unref();
   try {
-    if (!runner) throw new Error(`no runner for ${row.type}`);
-    await runner(ctx, row);
-    await db
-      .update(transactions)
-      .set({ leaseOwner: null, leaseUntil: null })
-      .where(and(eq(transactions.id, row.id), eq(transactions.leaseOwner, row.leaseOwner ?? '')));
+    await operation.run(ctx, row);
+    await updateLeased(db, row, { leaseOwner: null, leaseUntil: null });
   } catch (error) {
-    const nothingMoved = !(await movedAnything(deps, row.id).catch(() => true));
+    const nothingMoved = !(await hasValueMovingSubmission(db, row.id).catch(() => true));
     if (error instanceof RevertedError || (error instanceof PreflightError && nothingMoved)) {
       logger.warn(
         { transactionId: row.id, type: row.type, reason: (error as Error).message },
         'transaction failed',
       );
-      const code =
-        error instanceof PreflightError && OWN_CODES.has(error.code) ? error.code : FAILURE_CODE[row.type];
+      const code = (error instanceof PreflightError && error.errorCode) || operation.failureCode;
       await fail(ctx, row, code, (error as Error).message);
       return;
     }
@@ -124,7 +80,7 @@ export async function processRow(deps: Deps, row: TransactionRow, logger: Logger
       await fail(
         ctx,
         row,
-        FAILURE_CODE[row.type],
+        operation.failureCode,
         `The operation could not be submitted within ${deps.config.worker.transientRetryHours} hours (the network ` +
           'or the relayer kept failing); nothing moved. Try again.',
       );
@@ -133,15 +89,12 @@ export async function processRow(deps: Deps, row: TransactionRow, logger: Logger
     logger.warn({ transactionId: row.id, attempts, err: error }, 'transient fault; will retry');
     // Guarded by the lease like the success path: a worker whose lease was taken over (it stalled past LEASE_MS)
     // must not reschedule or release a row the new owner is driving.
-    await db
-      .update(transactions)
-      .set({
-        attempts,
-        nextAttemptAt: new Date(deps.clock.now().getTime() + backoffMs(attempts)),
-        leaseOwner: null,
-        leaseUntil: null,
-      })
-      .where(and(eq(transactions.id, row.id), eq(transactions.leaseOwner, row.leaseOwner ?? '')));
+    await updateLeased(db, row, {
+      attempts,
+      nextAttemptAt: new Date(deps.clock.now().getTime() + backoffMs(attempts)),
+      leaseOwner: null,
+      leaseUntil: null,
+    });
   } finally {
     clearInterval(renewal);
   }
@@ -154,12 +107,7 @@ export async function processRow(deps: Deps, row: TransactionRow, logger: Logger
  */
 export async function releaseOrphanedLeases(deps: Deps): Promise<number> {
   if (deps.database.kind !== 'pglite') return 0;
-  const released = await deps.database.db
-    .update(transactions)
-    .set({ leaseOwner: null, leaseUntil: null })
-    .where(sql`${transactions.leaseOwner} is not null`)
-    .returning({ id: transactions.id });
-  return released.length;
+  return releaseAllLeases(deps.database.db);
 }
 
 /** The worker loop: claim, run up to `concurrency` rows at once, repeat; stops cleanly on demand. */
@@ -224,4 +172,41 @@ export async function startWorker(deps: Deps, logger: Logger): Promise<() => Pro
     await loop;
     await Promise.allSettled([...inFlight]);
   };
+}
+
+/** How long creation and claim block on their leg before answering (the interface's ~20 s). */
+export const BLOCKING_BUDGET_MS = 20_000;
+const TERMINAL = new Set(['CONFIRMED', 'SETTLED', 'FAILED']);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+/**
+ * The inline driver: drives one row from the request that queued it, for at most `budgetMs`. It takes the row's
+ * lease and runs it, or waits while a worker holds it; whatever is unfinished at the deadline a worker carries on.
+ */
+export async function driveInline(
+  deps: Deps,
+  transactionId: string,
+  logger: Logger,
+  budgetMs = BLOCKING_BUDGET_MS,
+): Promise<TransactionRow> {
+  const owner = `inline-${newId()}`;
+  const deadline = Date.now() + budgetMs;
+  let running: Promise<void> | null = null;
+  for (;;) {
+    const current = await findTransactionById(deps.database.db, transactionId);
+    if (!current) throw new Error(`transaction ${transactionId} vanished`);
+    if (TERMINAL.has(current.status) || Date.now() >= deadline) return current;
+    // A leg backing off from a transient fault waits for its next attempt here too, rather than hammering an
+    // RPC or relayer that is down for the whole budget.
+    if (!running && current.nextAttemptAt <= deps.clock.now()) {
+      const leased = await claimRow(deps, transactionId, owner);
+      if (leased) {
+        running = processRow(deps, leased, logger).finally(() => {
+          running = null;
+        });
+      }
+    }
+    await Promise.race([running ?? sleep(100), sleep(Math.min(250, deadline - Date.now()))]);
+  }
 }

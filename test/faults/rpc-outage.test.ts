@@ -8,14 +8,10 @@ import { and, eq } from 'drizzle-orm';
 import { createPublicClient, custom, type PublicClient } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Network } from '../../src/adapters/chain/types.ts';
-import { chainSubmissions } from '../../src/db/schema/index.ts';
+import { chainSubmissions, type TransactionRow } from '../../src/db/schema/index.ts';
 import type { Deps } from '../../src/deps.ts';
-import { driveInline } from '../../src/modules/letters/letters.service.ts';
-import {
-  findTransactionById,
-  type TransactionRow,
-} from '../../src/modules/transactions/transactions.repository.ts';
-import { claimRow, processRow } from '../../src/worker/worker.ts';
+import { findTransactionById } from '../../src/worker/outbox.repository.ts';
+import { claimRow, driveInline, processRow } from '../../src/worker/worker.ts';
 import { createTestContext, signup, type TestContext } from '../harness.ts';
 
 const HOUR_MS = 3_600_000;

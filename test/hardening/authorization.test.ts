@@ -8,6 +8,8 @@ import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installAuth } from '../../src/http/auth.ts';
 import { runAccountsCommand } from '../../src/modules/accounts/accounts.cli.ts';
+import { resolveSession } from '../../src/modules/accounts/accounts.service.ts';
+import { resolveApiKey } from '../../src/modules/keys/keys.service.ts';
 import { apiKeyOf, type Caller, PASSWORD, sessionCookieOf, signup, type TestContext } from '../harness.ts';
 import { type Holder, holdersFixture, keepSignedIn, SWEEP_SECRET } from './fixture.ts';
 import {
@@ -364,7 +366,7 @@ describe('the route table', () => {
 
   it('has no route without a declared auth: the auth hook refuses to register one', async () => {
     const bare = Fastify({ logger: false });
-    installAuth(bare, ctx.deps);
+    installAuth(bare, ctx.deps, { apiKey: resolveApiKey, session: resolveSession });
     expect(() => bare.get('/undeclared', async () => ({}))).toThrow(/declares no config\.auth/);
     expect(() => bare.get('/declared', { config: { auth: 'none' } }, async () => ({}))).not.toThrow();
     await bare.close();

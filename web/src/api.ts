@@ -2,6 +2,9 @@
 
 export const API_BASE = '/api/v1';
 
+/** The codes this app gives an error of its own: the service could not be reached, or answered unreadably. */
+export type ClientErrorCode = 'network_error' | 'unexpected_response';
+
 export class ApiError extends Error {
   readonly status: number;
   readonly code: string;

@@ -15,6 +15,18 @@ export interface AuthPanelOptions {
 
 const PASSWORD_HINT = '10 to 200 characters, with an uppercase letter, a lowercase letter and a digit.';
 
+/** The input of a 6-digit authenticator code (the password manager's one-time-code field). */
+export function totpCodeInput(): HTMLInputElement {
+  return h('input', {
+    type: 'text',
+    inputmode: 'numeric',
+    autocomplete: 'one-time-code',
+    pattern: '[0-9]{6}',
+    maxlength: 6,
+    required: true,
+  });
+}
+
 export function authPanel(options: AuthPanelOptions): HTMLElement {
   const headingId = uid('auth-heading');
   const body = h('div', { class: 'auth-body' });
@@ -119,14 +131,7 @@ export function authPanel(options: AuthPanelOptions): HTMLElement {
   }
 
   function totpForm(pendingToken: string): HTMLFormElement {
-    const code = h('input', {
-      type: 'text',
-      inputmode: 'numeric',
-      autocomplete: 'one-time-code',
-      pattern: '[0-9]{6}',
-      maxlength: 6,
-      required: true,
-    });
+    const code = totpCodeInput();
     const submit = h('button', { type: 'submit' }, 'Verify');
     const form = h(
       'form',

@@ -80,6 +80,29 @@ export function field(
   );
 }
 
+/** A card with its own heading (`h2`), labelled by it. */
+export function section(title: string, ...children: (HTMLElement | null)[]): HTMLElement {
+  const id = uid('h');
+  return h('section', { class: 'card', 'aria-labelledby': id }, h('h2', { id }, title), ...children);
+}
+
+/**
+ * A list's pager: Newer and Older buttons around "Page n of m" (`total` items, `pageSize` a page), and `extra`
+ * after them; `go` gets the page to show.
+ */
+export function pager(
+  at: { page: number; pageSize: number; total: number },
+  go: (page: number) => void,
+  ...extra: Child[]
+): HTMLDivElement {
+  const pages = Math.max(1, Math.ceil(at.total / at.pageSize));
+  const prev = h('button', { type: 'button', class: 'secondary small', disabled: at.page <= 1 }, 'Newer');
+  const next = h('button', { type: 'button', class: 'secondary small', disabled: at.page >= pages }, 'Older');
+  prev.addEventListener('click', () => go(at.page - 1));
+  next.addEventListener('click', () => go(at.page + 1));
+  return h('div', { class: 'pager' }, prev, h('span', null, `Page ${at.page} of ${pages}`), next, ...extra);
+}
+
 /** A message area that screen readers announce. */
 export function statusArea(): HTMLDivElement {
   return h('div', { class: 'status', role: 'status', 'aria-live': 'polite' });
@@ -134,6 +157,17 @@ export function formatDate(iso: string | null | undefined): string {
 export function shortHex(value: string | null | undefined, keep = 6): string {
   if (!value) return '—';
   return value.length > keep * 2 + 3 ? `${value.slice(0, keep + 2)}…${value.slice(-keep)}` : value;
+}
+
+/**
+ * A chain transaction's hash, short: a link to the network's explorer when it has one, else the hash itself (whole
+ * in its title); `pending` when there is no hash yet.
+ */
+export function txLink(hash: string | null, explorerUrl: string | null, pending: string): Child {
+  if (!hash) return pending;
+  return explorerUrl
+    ? h('a', { href: explorerUrl, target: '_blank', rel: 'noopener noreferrer' }, shortHex(hash))
+    : h('code', { title: hash }, shortHex(hash));
 }
 
 /** A button that copies `text` to the clipboard and says so. */

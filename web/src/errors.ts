@@ -1,7 +1,12 @@
-import { ApiError } from './api.ts';
+import type { ErrorCode, TransactionErrorCode } from '../../src/lib/errors.ts';
+import { ApiError, type ClientErrorCode } from './api.ts';
 
-/** Every error code the app can meet, in plain words. The service's own message is the fallback. */
-const PLAIN: Record<string, string> = {
+/**
+ * Every error code the app can meet (the service's closed unions and the app's own), in plain words: a code
+ * without words does not compile. `null` where the service's own message says it best (it names the file, the
+ * setting or the reason); the service's message is also the fallback for a code this build does not know.
+ */
+const PLAIN: Record<ErrorCode | TransactionErrorCode | ClientErrorCode, string | null> = {
   // claim
   already_claimed: 'This letter has already been claimed by someone else.',
   letter_expired: 'This letter has expired. Its amount goes back to the sender.',
@@ -66,7 +71,20 @@ const PLAIN: Record<string, string> = {
   redeem_failed: 'Redeeming failed on-chain; nothing moved.',
   fhe_credentials_missing: 'Confidential operations are not configured on this service.',
   receipt_unavailable: 'No receipt yet: the transaction has not reached the chain.',
+  refund_failed: null,
+  invalid_nota: null,
+  invalid_passphrase: null,
+  invalid_api_key: null,
+  upstream_error: null,
+  configuration_missing: null,
+  service_unavailable: null,
   // generic
+  invalid_request: null,
+  request_timeout: null,
+  payload_too_large: null,
+  unsupported_media_type: null,
+  request_headers_too_large: null,
+  unexpected_response: null,
   rate_limited: 'Too many attempts. Please try again later.',
   validation_error: 'Some fields are not valid.',
   invalid_json: 'The request was malformed.',
@@ -75,9 +93,12 @@ const PLAIN: Record<string, string> = {
   network_error: 'The service could not be reached. Check your connection and try again.',
 };
 
+function wordsOf(code: string): string | null {
+  return Object.hasOwn(PLAIN, code) ? PLAIN[code as keyof typeof PLAIN] : null;
+}
+
 export function plainCode(code: string | null | undefined, fallback?: string | null): string {
-  if (code && PLAIN[code]) return PLAIN[code];
-  return fallback || 'Something went wrong. Please try again.';
+  return (code && wordsOf(code)) || fallback || 'Something went wrong. Please try again.';
 }
 
 /** A plain sentence for any thrown error. */

@@ -1,160 +1,39 @@
-/** The resources of the interface document, as this app reads them. Amounts are decimal strings. */
+/**
+ * The resources of the API, as the server's own response schemas define them: type-only imports of the TypeBox
+ * schemas (Vite strips them; nothing of the server is bundled), so the app cannot drift from what the service sends.
+ * Amounts are decimal strings.
+ */
+import type { Static } from '@sinclair/typebox';
+import type { PageOf } from '../../src/http/envelope.ts';
+import type { User as UserSchema } from '../../src/modules/accounts/accounts.schema.ts';
+import type { ApiKey } from '../../src/modules/keys/keys.schema.ts';
+import type {
+  LetterPreview as LetterPreviewSchema,
+  Letter as LetterSchema,
+} from '../../src/modules/letters/letters.schema.ts';
+import type { NetworkInfo as NetworkInfoSchema } from '../../src/modules/network/network.schema.ts';
+import type { Passkey } from '../../src/modules/security/security.schema.ts';
+import type { Transaction as TransactionSchema } from '../../src/modules/transactions/transactions.schema.ts';
+import type {
+  Balance as BalanceSchema,
+  GasRecord as GasRecordSchema,
+  Wallet as WalletSchema,
+} from '../../src/modules/wallets/wallets.schema.ts';
 
-export interface User {
-  id: string;
-  email: string;
-  name: string | null;
-  company: string | null;
-  mustChangePassword: boolean;
-  totpEnabled: boolean;
-  lastLoginAt: string | null;
-  createdAt: string;
-}
+export type User = Static<typeof UserSchema>;
+export type Wallet = Static<typeof WalletSchema>;
+export type GasRecord = Static<typeof GasRecordSchema>;
+export type Balance = Static<typeof BalanceSchema>;
+export type Transaction = Static<typeof TransactionSchema>;
+export type Letter = Static<typeof LetterSchema>;
+export type LetterStatus = Letter['status'];
+export type Leg = Letter['escrow'];
+export type LetterPreview = Static<typeof LetterPreviewSchema>;
+export type ApiKeyRecord = Static<typeof ApiKey>;
+export type PasskeyRecord = Static<typeof Passkey>;
+export type NetworkInfo = Static<typeof NetworkInfoSchema>;
 
-export interface Wallet {
-  id: string;
-  address: string;
-  type: 'CUSTODIAL' | 'EXTERNAL';
-  label: string;
-  isPrimary: boolean;
-  createdAt: string;
-}
-
-export interface GasRecord {
-  walletId: string;
-  address: string;
-  eth: { amount: string; baseUnits: string };
-  normal: { token: string; amount: string; baseUnits: string };
-}
-
-export interface Balance {
-  wallet: Wallet;
-  eth: { amount: string };
-  normal: { token: string; amount: string };
-  confidential: { token: string; amount: string | null; encrypted: boolean; handle: string };
-  total: { amount: string; currency: string };
-}
-
-export type TransactionStatus = 'QUEUED' | 'PENDING' | 'SETTLING' | 'CONFIRMED' | 'SETTLED' | 'FAILED';
-
-export interface Transaction {
-  id: string;
-  type: string;
-  status: TransactionStatus;
-  chainId: number;
-  amount: string;
-  token: string;
-  txHash: string | null;
-  settlementTxHash: string | null;
-  explorerUrl: string | null;
-  fromAddress: string | null;
-  toAddress: string | null;
-  counterparty: string | null;
-  walletId: string;
-  error: string | null;
-  errorCode: string | null;
-  metadata: Record<string, unknown> | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface Page<T> {
-  items: T[];
-  page: number;
-  pageSize: number;
-  total: number;
-}
-
-export interface Leg {
-  transactionId: string;
-  txHash: string | null;
-  explorerUrl: string | null;
-  status: string;
-  verified: boolean;
-}
-
-export interface MailBlock {
-  provider: string;
-  providerId: string;
-  deliveryMethod: 'standard' | 'tracked';
-  status: string;
-  trackingNumber: string | null;
-  expectedDeliveryDate: string | null;
-  mailedAt: string;
-  testMode: boolean;
-}
-
-export interface Letter {
-  id: string;
-  status: string;
-  chainId: number;
-  amount: string;
-  token: string;
-  amountVisibility: 'sealed';
-  memo: string;
-  recipient: {
-    name: string;
-    address: {
-      line1: string;
-      line2: string | null;
-      landmark: string | null;
-      city: string;
-      region: string;
-      postal: string | null;
-      country: string;
-      countryName: string;
-    };
-  };
-  isDomestic: boolean;
-  expiresAt: string;
-  sender: { walletId: string; address: string };
-  claimCode: string | null;
-  claimUrl: string | null;
-  pdfUrl: string;
-  escrow: Leg;
-  claim: (Leg & { claimedAt: string | null; walletAddress: string }) | null;
-  refund: (Leg & { reason: string }) | null;
-  mail: MailBlock | null;
-  needsReview: boolean;
-  error: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface LetterPreview {
-  status: string;
-  expiresAt: string;
-  recipientName: string;
-  senderLabel: string;
-  amountVisibility: 'sealed';
-  claimable: boolean;
-}
-
-export interface ApiKeyRecord {
-  id: string;
-  name: string;
-  keyPrefix: string;
-  lastUsedAt: string | null;
-  expiresAt: string | null;
-  revokedAt: string | null;
-  createdAt: string;
-}
-
-export interface PasskeyRecord {
-  id: string;
-  deviceName: string | null;
-  transports: string[];
-  createdAt: string;
-  lastUsedAt: string | null;
-}
-
-export interface NetworkInfo {
-  network: string;
-  environment: string;
-  chainId: number;
-  rpcUrl: string | null;
-  explorerBaseUrl: string | null;
-  confidentiality: 'fhe' | 'mock' | string;
-}
+/** A page of a list (`PageOf` on the server) holding `T`s. */
+export type Page<T> = Omit<Static<ReturnType<typeof PageOf>>, 'items'> & { items: T[] };
 
 export const IN_FLIGHT: readonly string[] = ['QUEUED', 'PENDING', 'SETTLING'];

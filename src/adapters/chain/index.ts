@@ -26,6 +26,10 @@ export interface NetworkConfig {
   logger?: Logger;
 }
 
+/**
+ * The chain of this deployment, chosen once at start: the embedded network (EDR, journal, fhEVM mock) on `local`,
+ * JSON-RPC (`createRemoteNetwork`) on `devnet`, `sepolia` and `mainnet`. `close()` it on shutdown.
+ */
 export async function createNetwork(config: NetworkConfig): Promise<Network> {
   if (config.network === 'local') {
     return createEmbeddedNetwork({

@@ -74,6 +74,10 @@ export function findAppError(error: unknown): AppError | undefined {
   return undefined;
 }
 
+/**
+ * A `Network` over `RPC_URL` and a relayer (Zama's, or the devnet's mock one on the same URL). It never fails for a
+ * missing setting: what is missing throws a 503 naming it on first use, and `ready()` lists it.
+ */
 export function createRemoteNetwork(options: RemoteNetworkOptions): Network {
   const chain = CHAINS[options.network];
   // The devnet's relayer is the mock one on the RPC URL itself: no Zama credentials.

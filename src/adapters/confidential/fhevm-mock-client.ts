@@ -8,6 +8,10 @@ import { MockFhevmInstance, contracts as mockContracts, relayer } from '@fhevm/m
 import { JsonRpcProvider } from 'ethers';
 import { getAddress } from 'viem';
 
+/**
+ * Connects a `MockFhevmInstance` to the chain and relayer at `rpcUrl` (a `sealpay devnet`, or `hardhat node` with
+ * Zama's plugin): the relayer's metadata and the verifiers' domains, signers and thresholds are read from there.
+ */
 export async function createMockFhevmClient(rpcUrl: string): Promise<MockFhevmInstance> {
   // No polling and no cache: the mock reads ACL permissions right after a transaction is mined.
   const provider = new JsonRpcProvider(rpcUrl, undefined, {

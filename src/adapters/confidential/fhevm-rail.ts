@@ -8,7 +8,7 @@
  *   signed grant are cached per (holder, contracts) for a day, so repeated balance reads cost one relayer call.
  * - `publicDecrypt`: cleartexts with the KMS proof (`finalizeUnwrap`-style verifiers take `abiEncodedCleartexts`).
  */
-import { type Address, getAddress, type Hex, toHex } from 'viem';
+import { type Address, getAddress, type Hex, numberToHex, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { ConfidentialRail, EncryptedAmount, PublicDecryption } from '../chain/types.ts';
 
@@ -68,7 +68,7 @@ function isZeroHandle(handle: string): boolean {
 }
 
 function normalizeHandle(handle: string): Hex {
-  return `0x${BigInt(handle).toString(16).padStart(64, '0')}` as Hex;
+  return numberToHex(BigInt(handle), { size: 32 });
 }
 
 function lookup(results: Readonly<Record<string, bigint | boolean | string>>, handle: string): bigint {

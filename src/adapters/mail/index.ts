@@ -23,6 +23,12 @@ export interface PrintProviderOptions {
   lobBaseUrl?: string;
 }
 
+/**
+ * The print provider of this deployment, chosen once at start: Lob when `lobApiKey` is set, else the local print
+ * sandbox on the sandbox networks (`local`, `devnet`), else none (null: mailing answers
+ * `503 mail_provider_not_configured`).
+ * @example createPrintProvider({ network: 'local', lobApiKey: null, dataDir: './data' }) // the local sandbox
+ */
 export function createPrintProvider(options: PrintProviderOptions): PrintProvider | null {
   const lobApiKey = options.lobApiKey?.trim();
   if (lobApiKey) {

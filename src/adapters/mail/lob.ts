@@ -74,6 +74,12 @@ class LobHttpError extends Error {
   }
 }
 
+/**
+ * A `PrintProvider` over Lob's REST API: `send` uploads the PDF and mails it (idempotent per key, also past Lob's
+ * own 24 hours), `refresh` reads status and tracking, `cancel` stops it within Lob's window. A `test_` key prints
+ * nothing (`testMode`). Errors are `AppError`s: `postage_unavailable`, `upstream_error`,
+ * `mail_provider_not_configured`.
+ */
 export function createLobPrintProvider(options: LobPrintProviderOptions): PrintProvider {
   const baseUrl = (options.baseUrl ?? LOB_BASE_URL).replace(/\/+$/, '');
   const authorization = `Basic ${Buffer.from(`${options.apiKey}:`).toString('base64')}`;

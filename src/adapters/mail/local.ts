@@ -50,6 +50,10 @@ interface LocalRecord {
 
 const ID_PATTERN = /^ltr_local_[0-9a-f]{20}$/;
 
+/**
+ * A `PrintProvider` that prints nothing: each letter is kept as files under `{dataDir}/mail/` (the PDF as it would
+ * have been mailed, and its record), with Lob's statuses, idempotency and refusals, in test mode.
+ */
 export function createLocalPrintSandbox(options: LocalPrintSandboxOptions): PrintProvider {
   const dir = join(options.dataDir, 'mail');
   const now = options.now ?? (() => new Date());

@@ -26,6 +26,8 @@ export const users = pgTable(
   (t) => [uniqueIndex('users_email_key').on(sql`lower(${t.email})`)],
 );
 
+export type UserRow = typeof users.$inferSelect;
+
 export const sessions = pgTable(
   'sessions',
   {
@@ -41,6 +43,8 @@ export const sessions = pgTable(
   },
   (t) => [uniqueIndex('sessions_token_hash_key').on(t.tokenHash), index('sessions_user_idx').on(t.userId)],
 );
+
+export type SessionRow = typeof sessions.$inferSelect;
 
 export const apiKeys = pgTable(
   'api_keys',
@@ -59,6 +63,9 @@ export const apiKeys = pgTable(
   },
   (t) => [uniqueIndex('api_keys_key_hash_key').on(t.keyHash), index('api_keys_user_idx').on(t.userId)],
 );
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+export type NewApiKey = typeof apiKeys.$inferInsert;
 
 /** Fixed-window counters shared by every API process on one PostgreSQL (rate limits, login lockout). */
 export const rateLimitCounters = pgTable(

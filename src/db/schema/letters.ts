@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, index, integer, jsonb, numeric, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import type { Address, Hex } from 'viem';
 import { users } from './accounts.ts';
 import { createdAt, ts, updatedAt } from './columns.ts';
 import { transactions } from './transactions.ts';
@@ -48,7 +49,7 @@ export const letters = pgTable(
     senderWalletId: text('sender_wallet_id')
       .notNull()
       .references(() => wallets.id),
-    senderAddress: text('sender_address').notNull(),
+    senderAddress: text('sender_address').$type<Address>().notNull(),
     status: text('status', { enum: LETTER_STATUSES }).notNull(),
     chainId: integer('chain_id').notNull(),
     amount: numeric('amount_base_units', { precision: 78, scale: 0 }).notNull(),
@@ -62,7 +63,7 @@ export const letters = pgTable(
     claimCodeHash: text('claim_code_hash').notNull(),
     claimCodeSealed: text('claim_code_sealed'),
     /** The letter's id in the vault contract (bytes32). */
-    vaultLetterId: text('vault_letter_id').notNull(),
+    vaultLetterId: text('vault_letter_id').$type<Hex>().notNull(),
     escrowTransactionId: text('escrow_transaction_id').references(() => transactions.id),
     claimTransactionId: text('claim_transaction_id').references(() => transactions.id),
     refundTransactionId: text('refund_transaction_id').references(() => transactions.id),
@@ -71,7 +72,7 @@ export const letters = pgTable(
     claimableStatus: text('claimable_status', { enum: ['ESCROWED', 'MAILED'] }),
     claimantUserId: text('claimant_user_id').references(() => users.id),
     claimantWalletId: text('claimant_wallet_id').references(() => wallets.id),
-    claimantAddress: text('claimant_address'),
+    claimantAddress: text('claimant_address').$type<Address>(),
     claimedAt: ts('claimed_at'),
     mail: jsonb('mail').$type<MailBlock>(),
     mailAttempts: jsonb('mail_attempts')
@@ -89,3 +90,6 @@ export const letters = pgTable(
     index('letters_expiry_idx').on(t.expiresAt).where(sql`${t.status} in ('ESCROWED', 'MAILED')`),
   ],
 );
+
+export type LetterRow = typeof letters.$inferSelect;
+export type NewLetter = typeof letters.$inferInsert;

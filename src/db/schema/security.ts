@@ -27,6 +27,8 @@ export const passkeys = pgTable(
   ],
 );
 
+export type PasskeyRow = typeof passkeys.$inferSelect;
+
 /**
  * The second step of a TOTP login: the password was right, a code is still due. The client holds the token,
  * the database only its hash. Single use, 5 minutes, a few code attempts at most.
@@ -49,6 +51,8 @@ export const pendingTotpLogins = pgTable(
     index('pending_totp_logins_expires_idx').on(t.expiresAt),
   ],
 );
+
+export type PendingTotpLoginRow = typeof pendingTotpLogins.$inferSelect;
 
 /**
  * WebAuthn challenges already spent. The challenge itself travels in a signed cookie; a row here (keyed by its

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, index, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import type { Address } from 'viem';
 import { users } from './accounts.ts';
 import { createdAt } from './columns.ts';
 
@@ -11,7 +12,7 @@ export const wallets = pgTable(
       .notNull()
       .references(() => users.id),
     /** Checksummed address; unique across the whole deployment (`409 wallet_exists`). */
-    address: text('address').notNull(),
+    address: text('address').$type<Address>().notNull(),
     type: text('type', { enum: ['CUSTODIAL', 'EXTERNAL'] }).notNull(),
     label: text('label').notNull(),
     isPrimary: boolean('is_primary').notNull().default(false),
@@ -25,3 +26,6 @@ export const wallets = pgTable(
     uniqueIndex('wallets_one_primary_key').on(t.userId).where(sql`${t.isPrimary}`),
   ],
 );
+
+export type WalletRow = typeof wallets.$inferSelect;
+export type NewWallet = typeof wallets.$inferInsert;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../../deps.ts';
-import { findUserByEmail, insertUser, updateUser } from './accounts.repository.ts';
+import { findUserByEmail, insertUser } from './accounts.repository.ts';
+import { changeUser } from './accounts.service.ts';
 import { assertPasswordPolicy, hashPassword } from './password.ts';
 
 /** A temporary password that always meets the policy: upper, lower, digit, 20 characters. */
@@ -41,7 +42,7 @@ export async function runAccountsCommand(
     case 'enable': {
       const user = await findUserByEmail(db, email);
       if (!user) throw new Error(`no account with email ${email}`);
-      await updateUser(db, user.id, { disabledAt: action === 'disable' ? now : null, updatedAt: now });
+      await changeUser(deps, user.id, { disabledAt: action === 'disable' ? now : null, updatedAt: now });
       return `account ${user.id} <${user.email}> ${action}d`;
     }
     default:

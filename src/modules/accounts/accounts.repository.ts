@@ -1,12 +1,8 @@
 import { and, eq, gt, isNull, sql } from 'drizzle-orm';
-import type { DbOrTx } from '../../db/client.ts';
-import { sessions, users } from '../../db/schema/index.ts';
-import { forgetCredential, forgetUser } from '../../http/credential-cache.ts';
+import type { DbOrTx, Tx } from '../../db/client.ts';
+import { type SessionRow, sessions, type UserRow, users } from '../../db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';
 import { randomToken, sha256Hex } from '../../lib/secrets.ts';
-
-export type UserRow = typeof users.$inferSelect;
-export type SessionRow = typeof sessions.$inferSelect;
 
 export const SESSION_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -17,6 +13,14 @@ export async function findUserByEmail(db: DbOrTx, email: string): Promise<UserRo
     .where(sql`lower(${users.email}) = ${email.trim().toLowerCase()}`)
     .limit(1);
   return row;
+}
+
+/**
+ * Locks the account's row until the end of the database transaction `tx`: what is checked and written under it
+ * (a per-account limit, a cap) holds against concurrent requests and workers.
+ */
+export async function lockUser(tx: Tx, userId: string): Promise<void> {
+  await tx.select({ id: users.id }).from(users).where(eq(users.id, userId)).for('update');
 }
 
 export async function findUserById(db: DbOrTx, id: string): Promise<UserRow | undefined> {
@@ -58,7 +62,6 @@ export async function updateUser(
   values: Partial<Omit<UserRow, 'id' | 'createdAt'>>,
 ): Promise<UserRow> {
   const [row] = await db.update(users).set(values).where(eq(users.id, id)).returning();
-  forgetUser(id);
   if (!row) throw new Error(`user ${id} vanished`);
   return row;
 }
@@ -108,7 +111,6 @@ export async function findLiveSession(
 }
 
 export async function revokeSession(db: DbOrTx, sessionId: string, now: Date): Promise<void> {
-  forgetCredential(sessionId);
   await db
     .update(sessions)
     .set({ revokedAt: now })

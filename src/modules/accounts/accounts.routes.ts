@@ -1,18 +1,12 @@
 import { Type } from '@sinclair/typebox';
+import type { UserRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
 import { clearSessionCookie, setSessionCookie } from '../../http/cookies.ts';
 import { ok, responses } from '../../http/envelope.ts';
+import { requestContext } from '../../http/request-context.ts';
 import type { App } from '../../http/types.ts';
-import { AppError } from '../../lib/errors.ts';
 import { iso } from '../../lib/time.ts';
-import {
-  createSession,
-  findUserByEmail,
-  insertUser,
-  revokeSession,
-  updateUser,
-} from './accounts.repository.ts';
 import {
   ChangePasswordBody,
   LoginBody,
@@ -23,26 +17,23 @@ import {
   User,
 } from './accounts.schema.ts';
 import {
+  changePassword,
+  changeUser,
   checkPassword,
-  completeLogin,
-  consumeSignupBudget,
-  verifyCurrentPassword,
+  endSession,
+  signup,
+  startSession,
 } from './accounts.service.ts';
-import { assertPasswordPolicy, hashPassword } from './password.ts';
 
 const UserData = Type.Object({ user: User });
 
 /** Login hooks other modules plug into (two-step TOTP login lives with the TOTP module). */
 export interface LoginExtensions {
   /** Called once the password is right; returns a response body to send instead of a session, or null. */
-  secondFactor?: (
-    user: import('./accounts.repository.ts').UserRow,
-  ) => Promise<Record<string, unknown> | null>;
+  secondFactor?: (user: UserRow) => Promise<Record<string, unknown> | null>;
 }
 
 export function registerAccountRoutes(app: App, deps: Deps, extensions: LoginExtensions = {}): void {
-  const { db } = deps.database;
-
   app.post(
     '/auth/signup',
     {
@@ -55,31 +46,9 @@ export function registerAccountRoutes(app: App, deps: Deps, extensions: LoginExt
       },
     },
     async (request, reply) => {
-      if (deps.config.signup === 'closed')
-        throw new AppError('signup_closed', 'Self-service signup is closed.');
-      await consumeSignupBudget(deps, request, reply);
-      const { email, password, name, company } = request.body;
-      assertPasswordPolicy(password);
-      if (await findUserByEmail(db, email))
-        throw new AppError('email_taken', 'An account with this email exists.');
-      const now = deps.clock.now();
-      const passwordHash = await hashPassword(password);
-      const user = await insertUser(
-        db,
-        { email, passwordHash, name: name ?? null, company: company ?? null },
-        now,
-      ).catch((error: unknown) => {
-        if (
-          String(
-            (error as { cause?: { code?: string } })?.cause?.code ?? (error as { code?: string }).code,
-          ) === '23505'
-        ) {
-          throw new AppError('email_taken', 'An account with this email exists.');
-        }
-        throw error;
-      });
-      const loggedIn = await completeLogin(deps, reply, user);
-      return reply.code(201).send(ok({ user: toUser(loggedIn) }));
+      const session = await signup(deps, requestContext(request, reply), request.body);
+      setSessionCookie(reply, deps, session);
+      return reply.code(201).send(ok({ user: toUser(session.user) }));
     },
   );
 
@@ -101,11 +70,13 @@ export function registerAccountRoutes(app: App, deps: Deps, extensions: LoginExt
       },
     },
     async (request, reply) => {
-      const user = await checkPassword(deps, request, reply, request.body.email, request.body.password);
+      const { email, password } = request.body;
+      const user = await checkPassword(deps, requestContext(request, reply), email, password);
       const pending = extensions.secondFactor ? await extensions.secondFactor(user) : null;
       if (pending) return ok(pending);
-      const loggedIn = await completeLogin(deps, reply, user);
-      return ok({ user: toUser(loggedIn) });
+      const session = await startSession(deps, user);
+      setSessionCookie(reply, deps, session);
+      return ok({ user: toUser(session.user) });
     },
   );
 
@@ -120,8 +91,7 @@ export function registerAccountRoutes(app: App, deps: Deps, extensions: LoginExt
       },
     },
     async (request, reply) => {
-      const { principal } = principalOf(request);
-      await revokeSession(db, principal.id, deps.clock.now());
+      await endSession(deps, principalOf(request).principal.id);
       clearSessionCookie(reply, deps);
       return ok({ loggedOut: true as const });
     },
@@ -172,7 +142,7 @@ export function registerAccountRoutes(app: App, deps: Deps, extensions: LoginExt
       const changes: { name?: string; company?: string; updatedAt: Date } = { updatedAt: deps.clock.now() };
       if (request.body.name !== undefined) changes.name = request.body.name;
       if (request.body.company !== undefined) changes.company = request.body.company;
-      return ok({ user: toUser(await updateUser(db, user.id, changes)) });
+      return ok({ user: toUser(await changeUser(deps, user.id, changes)) });
     },
   );
 
@@ -193,23 +163,14 @@ export function registerAccountRoutes(app: App, deps: Deps, extensions: LoginExt
     },
     async (request, reply) => {
       const { user, principal } = principalOf(request);
-      await verifyCurrentPassword(deps, reply, user, request.body.currentPassword);
-      assertPasswordPolicy(request.body.newPassword);
-      const now = deps.clock.now();
-      const passwordHash = await hashPassword(request.body.newPassword);
-      const { updated, token, expiresAt } = await db.transaction(async (tx) => {
-        const updated = await updateUser(tx, user.id, {
-          passwordHash,
-          mustChangePassword: false,
-          tokenVersion: user.tokenVersion + 1,
-          updatedAt: now,
-        });
-        await revokeSession(tx, principal.id, now);
-        const { token, session } = await createSession(tx, updated, now);
-        return { updated, token, expiresAt: session.expiresAt };
-      });
-      setSessionCookie(reply, deps, token, expiresAt);
-      return ok({ user: toUser(updated) });
+      const session = await changePassword(
+        deps,
+        requestContext(request, reply),
+        { user, sessionId: principal.id },
+        request.body,
+      );
+      setSessionCookie(reply, deps, session);
+      return ok({ user: toUser(session.user) });
     },
   );
 }

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
+import type { UserRow } from '../../db/schema/index.ts';
 import { Nullable, NullableTimestamp, Timestamp } from '../../http/envelope.ts';
 import { iso } from '../../lib/time.ts';
-import type { UserRow } from './accounts.repository.ts';
 
 export const User = Type.Object(
   {

@@ -1,15 +1,33 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { DbOrTx } from '../../db/client.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
+import type { UserRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
-import { setSessionCookie } from '../../http/cookies.ts';
-import { consume, type Limit, setRateLimitHeaders } from '../../http/rate-limit.ts';
+import type { UserCredential } from '../../http/auth.ts';
 import { AppError } from '../../lib/errors.ts';
-import { createSession, findUserByEmail, type UserRow, updateUser } from './accounts.repository.ts';
-import { verifyPassword } from './password.ts';
+import { consume, type Limit } from '../../lib/rate-limit.ts';
+import type { RequestContext } from '../../lib/request-context.ts';
+import { sha256Hex } from '../../lib/secrets.ts';
+import {
+  createSession,
+  findLiveSession,
+  findUserByEmail,
+  insertUser,
+  revokeSession,
+  updateUser,
+} from './accounts.repository.ts';
+import { assertPasswordPolicy, hashPassword, verifyPassword } from './password.ts';
 
 const LOGIN_WINDOW_MS = 15 * 60_000;
 
-function loginFailureKey(request: FastifyRequest): string {
-  return `login-failures:ip:${request.ip}`;
+/** A session just minted: the account as it is now, and the token the session cookie carries. */
+export interface NewSession {
+  user: UserRow;
+  token: string;
+  expiresAt: Date;
+}
+
+function loginFailureKey(ip: string): string {
+  return `login-failures:ip:${ip}`;
 }
 
 function loginLimit(deps: Deps): Limit {
@@ -17,23 +35,35 @@ function loginLimit(deps: Deps): Limit {
 }
 
 /**
+ * Every change to an account goes through here: the row is updated and the account's cached credentials evicted,
+ * so a disabled account, a new password or 2FA holds from the next request on. `db` is a database transaction's
+ * handle when the change is part of one.
+ */
+export async function changeUser(
+  deps: Deps,
+  id: string,
+  values: Parameters<typeof updateUser>[2],
+  db: DbOrTx = deps.database.db,
+): Promise<UserRow> {
+  const row = await updateUser(db, id, values);
+  deps.credentialCache?.forgetUser(id);
+  return row;
+}
+
+/**
  * The login limit counts failed attempts per IP over 15 minutes. Past it every attempt, right or wrong, answers
  * `401 invalid_credentials`: a locked-out client cannot tell lockout from a wrong password.
  */
-export async function assertLoginAllowed(
-  deps: Deps,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<boolean> {
+export async function assertLoginAllowed(deps: Deps, request: RequestContext): Promise<boolean> {
   const limit = loginLimit(deps);
   const now = deps.clock.now();
-  const hit = await deps.rateLimits.peek(loginFailureKey(request), limit.windowMs, now);
-  setRateLimitHeaders(reply, limit, hit, now);
+  const hit = await deps.rateLimits.peek(loginFailureKey(request.ip), limit.windowMs, now);
+  request.rateLimits.report(limit, hit, now);
   return hit.count < limit.max;
 }
 
-export async function recordLoginFailure(deps: Deps, request: FastifyRequest): Promise<void> {
-  await deps.rateLimits.hit(loginFailureKey(request), LOGIN_WINDOW_MS, deps.clock.now());
+export async function recordLoginFailure(deps: Deps, request: RequestContext): Promise<void> {
+  await deps.rateLimits.hit(loginFailureKey(request.ip), LOGIN_WINDOW_MS, deps.clock.now());
 }
 
 export function invalidCredentials(): AppError {
@@ -43,12 +73,11 @@ export function invalidCredentials(): AppError {
 /** Checks email and password under the login limit; the user is returned only when both are right. */
 export async function checkPassword(
   deps: Deps,
-  request: FastifyRequest,
-  reply: FastifyReply,
+  request: RequestContext,
   email: string,
   password: string,
 ): Promise<UserRow> {
-  const allowed = await assertLoginAllowed(deps, request, reply);
+  const allowed = await assertLoginAllowed(deps, request);
   const user = await findUserByEmail(deps.database.db, email);
   const valid = await verifyPassword(user?.passwordHash ?? null, password);
   if (!allowed || !user || !valid) {
@@ -71,7 +100,7 @@ export async function checkPassword(
  */
 export async function verifyCurrentPassword(
   deps: Deps,
-  reply: FastifyReply,
+  request: RequestContext,
   user: UserRow,
   password: string,
 ): Promise<void> {
@@ -80,23 +109,105 @@ export async function verifyCurrentPassword(
     max: deps.config.rateLimits.loginFailuresPer15Min,
     windowMs: LOGIN_WINDOW_MS,
   };
-  await consume(deps.rateLimits, reply, limit, `user:${user.id}`, deps.clock.now());
+  await consume(deps.rateLimits, request.rateLimits, limit, `user:${user.id}`, deps.clock.now());
   if (!(await verifyPassword(user.passwordHash, password))) throw invalidCredentials();
 }
 
-/** Mints the session cookie for a user who has proved who they are, and stamps lastLoginAt. */
-export async function completeLogin(deps: Deps, reply: FastifyReply, user: UserRow): Promise<UserRow> {
+/** Mints a session for a user who has proved who they are, and stamps lastLoginAt. */
+export async function startSession(deps: Deps, user: UserRow): Promise<NewSession> {
   const now = deps.clock.now();
   const { token, session } = await createSession(deps.database.db, user, now);
-  setSessionCookie(reply, deps, token, session.expiresAt);
-  return updateUser(deps.database.db, user.id, { lastLoginAt: now });
+  const stamped = await changeUser(deps, user.id, { lastLoginAt: now });
+  return { user: stamped, token, expiresAt: session.expiresAt };
 }
 
-export async function consumeSignupBudget(
+/** Ends one session at once (logout, password change). */
+export async function endSession(
   deps: Deps,
-  request: FastifyRequest,
-  reply: FastifyReply,
+  sessionId: string,
+  db: DbOrTx = deps.database.db,
+  now: Date = deps.clock.now(),
 ): Promise<void> {
+  deps.credentialCache?.forgetCredential(sessionId);
+  await revokeSession(db, sessionId, now);
+}
+
+/** Self-service signup, under the per-IP signup budget; the new account comes back signed in. */
+export async function signup(
+  deps: Deps,
+  request: RequestContext,
+  input: { email: string; password: string; name?: string | undefined; company?: string | undefined },
+): Promise<NewSession> {
+  if (deps.config.signup === 'closed') throw new AppError('signup_closed', 'Self-service signup is closed.');
   const limit = { bucket: 'signup', max: deps.config.rateLimits.signupsPerHour, windowMs: 60 * 60_000 };
-  await consume(deps.rateLimits, reply, limit, `ip:${request.ip}`, deps.clock.now());
+  await consume(deps.rateLimits, request.rateLimits, limit, `ip:${request.ip}`, deps.clock.now());
+  const { email, password } = input;
+  assertPasswordPolicy(password);
+  const emailTaken = () => new AppError('email_taken', 'An account with this email exists.');
+  if (await findUserByEmail(deps.database.db, email)) throw emailTaken();
+  const passwordHash = await hashPassword(password);
+  const user = await insertUser(
+    deps.database.db,
+    { email, passwordHash, name: input.name ?? null, company: input.company ?? null },
+    deps.clock.now(),
+  ).catch((error: unknown) => {
+    if (isUniqueViolation(error)) throw emailTaken();
+    throw error;
+  });
+  return startSession(deps, user);
+}
+
+/**
+ * A new password for a signed-in account: checked against the current one, then every session minted before it
+ * ends (the token version moves on) and the caller gets a fresh one.
+ */
+export async function changePassword(
+  deps: Deps,
+  request: RequestContext,
+  caller: { user: UserRow; sessionId: string },
+  passwords: { currentPassword: string; newPassword: string },
+): Promise<NewSession> {
+  const { user } = caller;
+  await verifyCurrentPassword(deps, request, user, passwords.currentPassword);
+  assertPasswordPolicy(passwords.newPassword);
+  const now = deps.clock.now();
+  const passwordHash = await hashPassword(passwords.newPassword);
+  return deps.database.db.transaction(async (tx) => {
+    const updated = await changeUser(
+      deps,
+      user.id,
+      { passwordHash, mustChangePassword: false, tokenVersion: user.tokenVersion + 1, updatedAt: now },
+      tx,
+    );
+    await endSession(deps, caller.sessionId, tx, now);
+    const { token, session } = await createSession(tx, updated, now);
+    return { user: updated, token, expiresAt: session.expiresAt };
+  });
+}
+
+/** The account behind a session cookie's token, or `401 session_expired` (unknown, ended, or superseded). */
+export async function resolveSession(deps: Deps, token: string, now: Date): Promise<UserCredential> {
+  const hash = sha256Hex(token);
+  const cache = deps.credentialCache;
+  let credential = cache?.get(hash);
+  if (!credential) {
+    const found = await findLiveSession(deps.database.db, token, now);
+    if (!found) throw new AppError('session_expired', 'The session has expired. Log in again.');
+    credential = {
+      kind: 'session',
+      id: found.session.id,
+      user: found.user,
+      expiresAt: found.session.expiresAt,
+      lastUsedAt: null,
+      tokenVersion: found.session.tokenVersion,
+    };
+    cache?.set(hash, credential);
+  }
+  if (
+    (credential.expiresAt && credential.expiresAt <= now) ||
+    credential.tokenVersion !== credential.user.tokenVersion
+  ) {
+    throw new AppError('session_expired', 'The session has expired. Log in again.');
+  }
+  return credential;
 }

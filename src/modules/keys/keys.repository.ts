@@ -1,9 +1,6 @@
 import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.ts';
-import { apiKeys, users } from '../../db/schema/index.ts';
-import type { UserRow } from '../accounts/accounts.repository.ts';
-
-export type ApiKeyRow = typeof apiKeys.$inferSelect;
+import { type ApiKeyRow, apiKeys, type NewApiKey, type UserRow, users } from '../../db/schema/index.ts';
 
 export function activeKeyCondition(now: Date) {
   return and(isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)));
@@ -49,4 +46,15 @@ export async function findKey(db: DbOrTx, userId: string, id: string): Promise<A
 
 export async function touchKey(db: DbOrTx, id: string, now: Date): Promise<void> {
   await db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, id));
+}
+
+export async function insertKey(db: DbOrTx, values: NewApiKey): Promise<ApiKeyRow> {
+  const [row] = await db.insert(apiKeys).values(values).returning();
+  if (!row) throw new Error('insert into api_keys returned no row');
+  return row;
+}
+
+export async function revokeKey(db: DbOrTx, id: string, now: Date): Promise<ApiKeyRow | undefined> {
+  const [row] = await db.update(apiKeys).set({ revokedAt: now }).where(eq(apiKeys.id, id)).returning();
+  return row;
 }

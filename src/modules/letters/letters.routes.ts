@@ -3,32 +3,18 @@ import { LETTER_STATUSES } from '../../db/schema/letters.ts';
 import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
 import { ErrorEnvelope, IdParam, ok, PageOf, PageQueryFields, responses } from '../../http/envelope.ts';
-import { consume } from '../../http/rate-limit.ts';
+import { rateLimitHeaders } from '../../http/rate-limit.ts';
 import type { App } from '../../http/types.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseAmount } from '../../lib/money.ts';
-import { assertMoneyConfigured } from '../transactions/transactions.routes.ts';
+import { consume } from '../../lib/rate-limit.ts';
 import { Transaction, toTransaction } from '../transactions/transactions.schema.ts';
-import { ownWallet } from '../wallets/wallets.routes.ts';
-import { renderLetterPdf } from './letter-pdf.ts';
-import { registerLetterLegs } from './letters.legs.ts';
 import { listLetters } from './letters.repository.ts';
-import { countryName, Letter } from './letters.schema.ts';
-import {
-  cancelMailing,
-  claimLetter,
-  createLetter,
-  letterDocument,
-  mailLetter,
-  ownLetter,
-  presentLetter,
-  presentLetters,
-  previewLetter,
-  refreshMailing,
-  sweepLetters,
-  visibleLetter,
-  voidLetter,
-} from './letters.service.ts';
+import { countryName, Letter, LetterPreview } from './letters.schema.ts';
+import { claimLetter, createLetter, voidLetter } from './letters.service.ts';
+import { letterPdf, mailLetter } from './mailing.service.ts';
+import { sweepLetters } from './sweep.service.ts';
+import { ownLetter, presentLetter, presentLetters, previewLetter, viewLetter } from './views.service.ts';
 
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
 const OptionalText = (max: number) =>
@@ -78,9 +64,6 @@ function parseClaimOrigin(raw: string | undefined, fallback: string): string {
 }
 
 export function registerLetterRoutes(app: App, deps: Deps): void {
-  registerLetterLegs(deps);
-  const { db } = deps.database;
-
   app.post(
     '/transfer/letter',
     {
@@ -108,20 +91,12 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
         });
       }
       const claimOrigin = parseClaimOrigin(body.claimOrigin, deps.config.publicOrigin);
-      assertMoneyConfigured(deps);
-      const wallet = await ownWallet(deps, user.id, body.walletId);
-      if (wallet.type !== 'CUSTODIAL') {
-        throw new AppError(
-          'wallet_not_custodial',
-          'External (watch-only) wallets can receive but cannot send.',
-        );
-      }
       const address = body.recipient.address;
       const letter = await createLetter(
         deps,
         user,
         {
-          wallet,
+          walletId: body.walletId,
           amount,
           memo: body.memo ?? null,
           recipient: {
@@ -162,7 +137,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
     async (request) => {
       const { user } = principalOf(request);
       const { page = 1, pageSize = 20, status } = request.query;
-      const { items, total } = await listLetters(db, user.id, status, page, pageSize);
+      const { items, total } = await listLetters(deps.database.db, user.id, status, page, pageSize);
       return ok({ items: await presentLetters(deps, items, { userId: user.id }), page, pageSize, total });
     },
   );
@@ -176,22 +151,13 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
         summary: 'Public preview of a letter by its claim code (nothing sealed is revealed)',
         querystring: Type.Object({ code: Type.String({ minLength: 1, maxLength: 64 }) }),
         response: responses({
-          200: Type.Object({
-            letter: Type.Object({
-              status: Type.String(),
-              expiresAt: Type.String({ format: 'date-time' }),
-              recipientName: Type.String(),
-              senderLabel: Type.String(),
-              amountVisibility: Type.Literal('sealed'),
-              claimable: Type.Boolean(),
-            }),
-          }),
+          200: Type.Object({ letter: LetterPreview }),
         }),
       },
     },
     async (request, reply) => {
       const limit = { bucket: 'preview', max: deps.config.rateLimits.previewsPerMinute, windowMs: 60_000 };
-      await consume(deps.rateLimits, reply, limit, `ip:${request.ip}`, deps.clock.now());
+      await consume(deps.rateLimits, rateLimitHeaders(reply), limit, `ip:${request.ip}`, deps.clock.now());
       return ok({ letter: await previewLetter(deps, request.query.code) });
     },
   );
@@ -212,14 +178,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
     },
     async (request) => {
       const { user } = principalOf(request);
-      assertMoneyConfigured(deps);
-      const wallet = await ownWallet(deps, user.id, request.body.walletId);
-      const outcome = await claimLetter(
-        deps,
-        user,
-        { claimCode: request.body.claimCode, wallet },
-        request.log,
-      );
+      const outcome = await claimLetter(deps, user, request.body, request.log);
       return ok({
         letter: await presentLetter(deps, outcome.letter, { userId: user.id }),
         transaction: toTransaction(outcome.transaction, deps.network),
@@ -258,9 +217,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
     },
     async (request) => {
       const { user } = principalOf(request);
-      const letter = await visibleLetter(deps, user.id, request.params.id);
-      const current = letter.userId === user.id ? await refreshMailing(deps, letter, request.log) : letter;
-      return ok({ letter: await presentLetter(deps, current, { userId: user.id }) });
+      return ok({ letter: await viewLetter(deps, user.id, request.params.id, request.log) });
     },
   );
 
@@ -279,7 +236,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
     async (request, reply) => {
       const { user } = principalOf(request);
       const letter = await ownLetter(deps, user.id, request.params.id);
-      const pdf = await renderLetterPdf(await letterDocument(deps, letter));
+      const pdf = await letterPdf(deps, letter);
       return reply
         .type('application/pdf')
         .header('Content-Disposition', `attachment; filename="sealpay-letter-${letter.id}.pdf"`)
@@ -357,8 +314,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
     async (request) => {
       const { user } = principalOf(request);
       const letter = await ownLetter(deps, user.id, request.params.id);
-      const voided = await voidLetter(deps, letter, request.body.acknowledgeMailed === true);
-      if (letter.status === 'MAILED') await cancelMailing(deps, voided, request.log);
+      const voided = await voidLetter(deps, letter, request.body.acknowledgeMailed === true, request.log);
       return ok({ letter: await presentLetter(deps, voided, { userId: user.id }) });
     },
   );

@@ -1,13 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { Network } from '../../adapters/chain/types.ts';
+import type { LetterRow, TransactionRow, UserRow } from '../../db/schema/index.ts';
 import { LETTER_STATUSES } from '../../db/schema/letters.ts';
 import { Nullable, NullableTimestamp, Timestamp } from '../../http/envelope.ts';
 import { formatAmount } from '../../lib/money.ts';
 import type { Keyring } from '../../lib/secrets.ts';
 import { iso } from '../../lib/time.ts';
-import type { TransactionRow } from '../transactions/transactions.repository.ts';
 import { explorerUrlOf } from '../transactions/transactions.schema.ts';
-import type { LetterRow } from './letters.repository.ts';
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
 
@@ -83,6 +82,21 @@ export const Letter = Type.Object(
   },
   { title: 'Letter' },
 );
+
+/** How a letter names its sender to the recipient: the company, else the name. */
+export function senderLabelOf(sender: Pick<UserRow, 'name' | 'company'> | undefined): string {
+  return sender?.company || sender?.name || 'A sealpay user';
+}
+
+/** What anyone holding a claim code sees before claiming (`GET /transfer/letter/preview`). */
+export const LetterPreview = Type.Object({
+  status: Type.String(),
+  expiresAt: Type.String({ format: 'date-time' }),
+  recipientName: Type.String(),
+  senderLabel: Type.String(),
+  amountVisibility: Type.Literal('sealed'),
+  claimable: Type.Boolean(),
+});
 
 export function memoContext(letterId: string): string {
   return `letter-memo:${letterId}`;

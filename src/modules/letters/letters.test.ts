@@ -14,7 +14,7 @@ import { encodeLetterRefund } from '../../adapters/confidential/helpers.ts';
 import type { MailResult, PrintProvider } from '../../adapters/mail/index.ts';
 import { AppError } from '../../lib/errors.ts';
 import { findLetterById } from './letters.repository.ts';
-import { startLetterSweeper } from './letters.service.ts';
+import { startLetterSweeper } from './sweep.service.ts';
 
 let ctx: TestContext;
 let sender: Caller;

@@ -1,24 +1,10 @@
-import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { handleJsonRpcBody, jsonRpcParseError } from '../../adapters/chain/jsonrpc.ts';
 import type { Deps } from '../../deps.ts';
-import { Nullable, ok, responses } from '../../http/envelope.ts';
+import { ok, responses } from '../../http/envelope.ts';
 import type { App } from '../../http/types.ts';
-import { requireNetwork } from '../wallets/balances.ts';
-
-const NetworkInfo = Type.Object({
-  network: Type.String(),
-  environment: Type.String(),
-  chainId: Type.Integer(),
-  rpcUrl: Nullable(Type.String()),
-  explorerBaseUrl: Nullable(Type.String()),
-  confidentiality: Type.Union([Type.Literal('fhe'), Type.Literal('mock')]),
-  contracts: Type.Object({
-    stablecoin: Type.String(),
-    confidentialToken: Type.String(),
-    letterVault: Type.String(),
-  }),
-});
+import { NetworkInfo } from './network.schema.ts';
+import { requireNetwork } from './network.service.ts';
 
 export function registerNetworkRoutes(app: App, deps: Deps): void {
   app.get(

@@ -1,10 +1,9 @@
-import { and, eq, isNotNull } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.ts';
-import { chainSubmissions } from '../../db/schema/index.ts';
+import type { TransactionRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import { iso } from '../../lib/time.ts';
-import type { TransactionRow } from '../transactions/transactions.repository.ts';
+import { findSubmissionBlock } from '../../worker/submissions.repository.ts';
 import { toTransaction } from '../transactions/transactions.schema.ts';
 import { encodeNota, signNota } from './nota.ts';
 
@@ -23,19 +22,8 @@ async function blockOf(db: DbOrTx, row: TransactionRow): Promise<Block | null> {
   if (row.blockNumber !== null && row.blockHash) {
     return { blockNumber: row.blockNumber, blockHash: row.blockHash, logIndex: row.logIndex };
   }
-  const [submission] = await db
-    .select({ blockNumber: chainSubmissions.blockNumber, blockHash: chainSubmissions.blockHash })
-    .from(chainSubmissions)
-    .where(
-      and(
-        eq(chainSubmissions.transactionId, row.id),
-        eq(chainSubmissions.txHash, row.txHash),
-        isNotNull(chainSubmissions.blockNumber),
-      ),
-    )
-    .limit(1);
-  if (!submission?.blockHash || submission.blockNumber === null) return null;
-  return { blockNumber: submission.blockNumber, blockHash: submission.blockHash, logIndex: row.logIndex };
+  const submitted = await findSubmissionBlock(db, row.id, row.txHash);
+  return submitted ? { ...submitted, logIndex: row.logIndex } : null;
 }
 
 export function receiptFilename(transactionId: string): string {

@@ -1,5 +1,6 @@
 import { createPublicKey, randomBytes, verify } from 'node:crypto';
 import canonicalizeModule from 'canonicalize';
+import type { Address, Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   apiKeyOf,
@@ -25,7 +26,7 @@ const canonicalize = (
 let ctx: TestContext;
 let alice: Caller;
 let bob: Caller;
-let aliceWallet: { id: string; address: string };
+let aliceWallet: { id: string; address: Address };
 let confirmed: { id: string; txHash: string; status: string };
 let failedFund: { id: string; status: string; errorCode: string; txHash: null };
 
@@ -66,9 +67,9 @@ async function verifyOffline(nota: Nota): Promise<boolean> {
 /** A row the worker will not pick up for a long time: its state stays as written. */
 async function insertRow(values: {
   status: 'QUEUED' | 'PENDING' | 'FAILED';
-  txHash?: string | null;
+  txHash?: Hex | null;
   blockNumber?: bigint | null;
-  blockHash?: string | null;
+  blockHash?: Hex | null;
   logIndex?: number | null;
 }) {
   return insertTransaction(ctx.deps.database.db, {
@@ -93,7 +94,7 @@ async function insertRow(values: {
   });
 }
 
-function hash(): string {
+function hash(): Hex {
   return `0x${randomBytes(32).toString('hex')}`;
 }
 

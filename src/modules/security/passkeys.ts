@@ -9,18 +9,17 @@ import {
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
 import { decodeAttestationObject, parseAuthenticatorData } from '@simplewebauthn/server/helpers';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isUniqueViolation } from '../../db/errors.ts';
+import type { PasskeyRow, UserRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
-import { isHttpsOrigin } from '../../http/cookies.ts';
 import { AppError } from '../../lib/errors.ts';
+import type { RequestContext } from '../../lib/request-context.ts';
 import { sha256Hex } from '../../lib/secrets.ts';
-import type { UserRow } from '../accounts/accounts.repository.ts';
 import { assertLoginAllowed, recordLoginFailure } from '../accounts/accounts.service.ts';
 import {
   findPasskeyByCredentialId,
   insertPasskey,
   listPasskeys,
-  type PasskeyRow,
   recordPasskeyUse,
   spendChallenge,
 } from './security.repository.ts';
@@ -34,9 +33,7 @@ import {
  * unforgeable, the purpose and user id bind it to one ceremony of one account, the expiry bounds it to five
  * minutes, and a row in `used_webauthn_challenges` (by the challenge's hash) makes it single use.
  */
-export const CHALLENGE_COOKIE = 'svc_webauthn';
 export const CHALLENGE_TTL_MS = 5 * 60_000;
-const COOKIE_PATH = '/api/v1';
 const RP_NAME = 'sealpay';
 /** EdDSA, ES256, RS256. */
 const SUPPORTED_ALGORITHMS = [-8, -7, -257];
@@ -44,6 +41,14 @@ const CHALLENGE_PATTERN = /^[A-Za-z0-9_-]{16,200}$/;
 const USER_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 export type CeremonyPurpose = 'register' | 'login';
+
+/** The ceremony's challenge cookie as the service sees it; the route keeps it (signed, httpOnly, SameSite=Strict). */
+export interface ChallengeCookie {
+  /** The cookie's value once its signature holds; undefined when there is none, null when it is forged or empty. */
+  read(): string | null | undefined;
+  write(value: string): void;
+  clear(): void;
+}
 
 interface ChallengeClaim {
   purpose: CeremonyPurpose;
@@ -61,36 +66,20 @@ function invalidChallenge(message = 'The WebAuthn challenge is missing, malforme
   return new AppError('invalid_challenge', message);
 }
 
-function setChallengeCookie(reply: FastifyReply, deps: Deps, claim: ChallengeClaim): void {
-  const value = ['v1', claim.purpose, claim.userId ?? '-', claim.challenge, claim.expiresAt.getTime()].join(
-    '.',
+function writeChallenge(cookie: ChallengeCookie, claim: ChallengeClaim): void {
+  cookie.write(
+    ['v1', claim.purpose, claim.userId ?? '-', claim.challenge, claim.expiresAt.getTime()].join('.'),
   );
-  reply.setCookie(CHALLENGE_COOKIE, value, {
-    signed: true,
-    httpOnly: true,
-    sameSite: 'strict',
-    secure: isHttpsOrigin(deps),
-    path: COOKIE_PATH,
-    maxAge: Math.ceil(CHALLENGE_TTL_MS / 1000),
-  });
-}
-
-function clearChallengeCookie(reply: FastifyReply, deps: Deps): void {
-  reply.clearCookie(CHALLENGE_COOKIE, {
-    httpOnly: true,
-    sameSite: 'strict',
-    secure: isHttpsOrigin(deps),
-    path: COOKIE_PATH,
-  });
 }
 
 /** The claim of the signed challenge cookie; `invalid_challenge` when absent, forged, malformed or for another ceremony. */
-function readChallengeCookie(request: FastifyRequest, purpose: CeremonyPurpose): ChallengeClaim {
-  const raw = request.cookies[CHALLENGE_COOKIE];
-  if (!raw) throw invalidChallenge('The WebAuthn challenge cookie is missing. Request options first.');
-  const unsigned = request.unsignCookie(raw);
-  if (!unsigned.valid || !unsigned.value) throw invalidChallenge();
-  const [version, cookiePurpose, userId, challenge, expires, ...rest] = unsigned.value.split('.');
+function readChallenge(cookie: ChallengeCookie, purpose: CeremonyPurpose): ChallengeClaim {
+  const value = cookie.read();
+  if (value === undefined) {
+    throw invalidChallenge('The WebAuthn challenge cookie is missing. Request options first.');
+  }
+  if (!value) throw invalidChallenge();
+  const [version, cookiePurpose, userId, challenge, expires, ...rest] = value.split('.');
   if (
     version !== 'v1' ||
     cookiePurpose !== purpose ||
@@ -118,13 +107,12 @@ function readChallengeCookie(request: FastifyRequest, purpose: CeremonyPurpose):
  */
 async function takeChallenge(
   deps: Deps,
-  request: FastifyRequest,
-  reply: FastifyReply,
+  cookie: ChallengeCookie,
   purpose: CeremonyPurpose,
   expectedUserId: string | null,
 ): Promise<ChallengeClaim> {
-  const claim = readChallengeCookie(request, purpose);
-  clearChallengeCookie(reply, deps);
+  const claim = readChallenge(cookie, purpose);
+  cookie.clear();
   if (expectedUserId !== null && claim.userId !== expectedUserId) {
     throw invalidChallenge('The WebAuthn challenge belongs to another session.');
   }
@@ -160,7 +148,7 @@ export function toPasskey(row: PasskeyRow) {
 
 export async function registrationOptions(
   deps: Deps,
-  reply: FastifyReply,
+  cookie: ChallengeCookie,
   user: UserRow,
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const { rpID } = relyingParty(deps);
@@ -179,7 +167,7 @@ export async function registrationOptions(
     timeout: CHALLENGE_TTL_MS,
   });
   const expiresAt = new Date(deps.clock.now().getTime() + CHALLENGE_TTL_MS);
-  setChallengeCookie(reply, deps, {
+  writeChallenge(cookie, {
     purpose: 'register',
     userId: user.id,
     challenge: options.challenge,
@@ -237,14 +225,14 @@ function verificationFailed(status?: number): AppError {
 
 export async function registerPasskey(
   deps: Deps,
-  request: FastifyRequest,
-  reply: FastifyReply,
+  request: RequestContext,
+  cookie: ChallengeCookie,
   user: UserRow,
   credential: RegistrationResponseJSON,
   deviceName: string | null,
 ): Promise<PasskeyRow> {
   const { db } = deps.database;
-  const claim = await takeChallenge(deps, request, reply, 'register', user.id);
+  const claim = await takeChallenge(deps, cookie, 'register', user.id);
   assertRegistrationHost(deps, credential);
   const { rpID, origin } = relyingParty(deps);
   let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
@@ -281,8 +269,7 @@ export async function registerPasskey(
     },
     deps.clock.now(),
   ).catch((error: unknown) => {
-    const code = (error as { cause?: { code?: string } })?.cause?.code ?? (error as { code?: string }).code;
-    if (String(code) === '23505') throw exists();
+    if (isUniqueViolation(error)) throw exists();
     throw error;
   });
 }
@@ -298,7 +285,7 @@ export async function registerPasskey(
  */
 export async function authenticationOptions(
   deps: Deps,
-  reply: FastifyReply,
+  cookie: ChallengeCookie,
 ): Promise<PublicKeyCredentialRequestOptionsJSON> {
   const options = await generateAuthenticationOptions({
     rpID: relyingParty(deps).rpID,
@@ -307,7 +294,7 @@ export async function authenticationOptions(
     timeout: CHALLENGE_TTL_MS,
   });
   const expiresAt = new Date(deps.clock.now().getTime() + CHALLENGE_TTL_MS);
-  setChallengeCookie(reply, deps, {
+  writeChallenge(cookie, {
     purpose: 'login',
     userId: null,
     challenge: options.challenge,
@@ -323,19 +310,19 @@ export async function authenticationOptions(
  */
 export async function passkeyLogin(
   deps: Deps,
-  request: FastifyRequest,
-  reply: FastifyReply,
+  request: RequestContext,
+  cookie: ChallengeCookie,
   credential: AuthenticationResponseJSON,
 ): Promise<UserRow> {
   const { db } = deps.database;
-  if (!(await assertLoginAllowed(deps, request, reply))) throw verificationFailed(401);
+  if (!(await assertLoginAllowed(deps, request))) throw verificationFailed(401);
   const fail = async (error: AppError) => {
     await recordLoginFailure(deps, request);
     return error;
   };
   let claim: ChallengeClaim;
   try {
-    claim = await takeChallenge(deps, request, reply, 'login', null);
+    claim = await takeChallenge(deps, cookie, 'login', null);
   } catch (error) {
     request.log.info({ reason: (error as Error).message }, 'passkey login challenge refused');
     throw await fail(verificationFailed(401));

@@ -1,13 +1,16 @@
 import { and, asc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.ts';
-import { passkeys, pendingTotpLogins, usedWebauthnChallenges, users } from '../../db/schema/index.ts';
-import { forgetUser } from '../../http/credential-cache.ts';
+import {
+  type PasskeyRow,
+  type PendingTotpLoginRow,
+  passkeys,
+  pendingTotpLogins,
+  type UserRow,
+  usedWebauthnChallenges,
+  users,
+} from '../../db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';
 import { randomToken, sha256Hex } from '../../lib/secrets.ts';
-import type { UserRow } from '../accounts/accounts.repository.ts';
-
-export type PasskeyRow = typeof passkeys.$inferSelect;
-export type PendingTotpLoginRow = typeof pendingTotpLogins.$inferSelect;
 
 export const PENDING_LOGIN_TTL_MS = 5 * 60_000;
 /** Wrong codes one pending token tolerates before it is spent (the per-IP login limit applies as well). */
@@ -21,7 +24,6 @@ const stepUnspent = (step: number) => or(isNull(users.totpLastStep), lt(users.to
  * becomes spent. Returns false when that step (or a later one) was accepted already.
  */
 export async function advanceTotpStep(db: DbOrTx, userId: string, step: number): Promise<boolean> {
-  forgetUser(userId);
   const updated = await db
     .update(users)
     .set({ totpLastStep: step })
@@ -38,7 +40,6 @@ export async function activateTotp(
   step: number,
   now: Date,
 ): Promise<boolean> {
-  forgetUser(userId);
   const updated = await db
     .update(users)
     .set({
@@ -55,7 +56,6 @@ export async function activateTotp(
 
 /** 2FA off and both secrets dropped, `step` spent; false when 2FA was off already or the step was spent. */
 export async function deactivateTotp(db: DbOrTx, userId: string, step: number, now: Date): Promise<boolean> {
-  forgetUser(userId);
   const updated = await db
     .update(users)
     .set({

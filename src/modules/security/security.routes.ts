@@ -1,13 +1,18 @@
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
+import { isHttpsOrigin, setSessionCookie } from '../../http/cookies.ts';
 import { ok, responses } from '../../http/envelope.ts';
+import { requestContext } from '../../http/request-context.ts';
 import type { App } from '../../http/types.ts';
 import { toUser, User } from '../accounts/accounts.schema.ts';
-import { completeLogin } from '../accounts/accounts.service.ts';
+import { startSession } from '../accounts/accounts.service.ts';
 import {
   authenticationOptions,
+  CHALLENGE_TTL_MS,
+  type ChallengeCookie,
   passkeyLogin,
   registerPasskey,
   registrationOptions,
@@ -29,6 +34,36 @@ import {
 import { completeTotpLogin, disableTotp, enableTotp, setupTotp } from './totp.service.ts';
 
 const UserData = Type.Object({ user: User });
+
+const CHALLENGE_COOKIE = 'svc_webauthn';
+
+/** The WebAuthn challenge cookie of a request: signed, httpOnly, SameSite=Strict, sent to the API only. */
+function challengeCookie(request: FastifyRequest, reply: FastifyReply, deps: Deps): ChallengeCookie {
+  const attributes = {
+    httpOnly: true,
+    sameSite: 'strict',
+    secure: isHttpsOrigin(deps),
+    path: '/api/v1',
+  } as const;
+  return {
+    read() {
+      const raw = request.cookies[CHALLENGE_COOKIE];
+      if (!raw) return undefined;
+      const unsigned = request.unsignCookie(raw);
+      return unsigned.valid && unsigned.value ? unsigned.value : null;
+    },
+    write(value) {
+      reply.setCookie(CHALLENGE_COOKIE, value, {
+        ...attributes,
+        signed: true,
+        maxAge: Math.ceil(CHALLENGE_TTL_MS / 1000),
+      });
+    },
+    clear() {
+      reply.clearCookie(CHALLENGE_COOKIE, attributes);
+    },
+  };
+}
 
 /** TOTP two-factor and passkeys: enrollment under `/me`, the second login step and passkey login under `/auth`. */
 export function registerSecurityRoutes(app: App, deps: Deps): void {
@@ -86,7 +121,7 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      await disableTotp(deps, reply, principalOf(request).user, request.body);
+      await disableTotp(deps, requestContext(request, reply), principalOf(request).user, request.body);
       return ok({ totpEnabled: false as const });
     },
   );
@@ -107,15 +142,11 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const user = await completeTotpLogin(
-        deps,
-        request,
-        reply,
-        request.body.pendingToken,
-        request.body.code,
-      );
-      const loggedIn = await completeLogin(deps, reply, user);
-      return ok({ user: toUser(loggedIn) });
+      const { pendingToken, code } = request.body;
+      const user = await completeTotpLogin(deps, requestContext(request, reply), pendingToken, code);
+      const session = await startSession(deps, user);
+      setSessionCookie(reply, deps, session);
+      return ok({ user: toUser(session.user) });
     },
   );
 
@@ -149,7 +180,13 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) =>
-      ok({ options: await registrationOptions(deps, reply, principalOf(request).user) }),
+      ok({
+        options: await registrationOptions(
+          deps,
+          challengeCookie(request, reply, deps),
+          principalOf(request).user,
+        ),
+      }),
   );
 
   app.post(
@@ -169,8 +206,8 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
     async (request, reply) => {
       const passkey = await registerPasskey(
         deps,
-        request,
-        reply,
+        requestContext(request, reply),
+        challengeCookie(request, reply, deps),
         principalOf(request).user,
         request.body.credential as RegistrationResponseJSON,
         request.body.deviceName?.trim() || null,
@@ -194,7 +231,8 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
         response: responses({ 200: OptionsData }),
       },
     },
-    async (_request, reply) => ok({ options: await authenticationOptions(deps, reply) }),
+    async (request, reply) =>
+      ok({ options: await authenticationOptions(deps, challengeCookie(request, reply, deps)) }),
   );
 
   app.post(
@@ -215,12 +253,13 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
     async (request, reply) => {
       const user = await passkeyLogin(
         deps,
-        request,
-        reply,
+        requestContext(request, reply),
+        challengeCookie(request, reply, deps),
         request.body.credential as AuthenticationResponseJSON,
       );
-      const loggedIn = await completeLogin(deps, reply, user);
-      return ok({ user: toUser(loggedIn) });
+      const session = await startSession(deps, user);
+      setSessionCookie(reply, deps, session);
+      return ok({ user: toUser(session.user) });
     },
   );
 }

@@ -1,9 +1,11 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { UserRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
-import { findUserById, type UserRow, updateUser } from '../accounts/accounts.repository.ts';
+import type { RequestContext } from '../../lib/request-context.ts';
+import { findUserById } from '../accounts/accounts.repository.ts';
 import {
   assertLoginAllowed,
+  changeUser,
   recordLoginFailure,
   verifyCurrentPassword,
 } from '../accounts/accounts.service.ts';
@@ -45,7 +47,7 @@ export async function setupTotp(deps: Deps, user: UserRow): Promise<{ secret: st
     throw new AppError('totp_already_enabled', 'Two-factor authentication is already on. Disable it first.');
   }
   const secret = newTotpSecret();
-  await updateUser(deps.database.db, user.id, {
+  await changeUser(deps, user.id, {
     totpPendingSecretSealed: deps.keyring.seal(secret, sealContext(user.id)),
     updatedAt: deps.clock.now(),
   });
@@ -62,25 +64,29 @@ export async function enableTotp(deps: Deps, user: UserRow, code: string): Promi
   const step = matchTotpStep(openSecret(deps, user, pending), code, now, user.totpLastStep);
   if (step === null) throw invalidCode();
   // The pending secret becomes the active one only if it is still the pending one and the step is unspent.
-  if (!(await activateTotp(deps.database.db, user.id, pending, step, now))) throw invalidCode();
+  const activated = await activateTotp(deps.database.db, user.id, pending, step, now);
+  deps.credentialCache?.forgetUser(user.id);
+  if (!activated) throw invalidCode();
 }
 
 /** Turns two-factor off; needs both the password (under the account's password-check limit) and a live code. */
 export async function disableTotp(
   deps: Deps,
-  reply: FastifyReply,
+  request: RequestContext,
   user: UserRow,
   credentials: { password: string; code: string },
 ): Promise<void> {
   if (!user.totpEnabled || !user.totpSecretSealed) {
     throw notConfigured('Two-factor authentication is not on.');
   }
-  await verifyCurrentPassword(deps, reply, user, credentials.password);
+  await verifyCurrentPassword(deps, request, user, credentials.password);
   const { code } = credentials;
   const now = deps.clock.now();
   const step = matchTotpStep(openSecret(deps, user, user.totpSecretSealed), code, now, user.totpLastStep);
   if (step === null) throw invalidCode();
-  if (!(await deactivateTotp(deps.database.db, user.id, step, now))) throw invalidCode();
+  const deactivated = await deactivateTotp(deps.database.db, user.id, step, now);
+  deps.credentialCache?.forgetUser(user.id);
+  if (!deactivated) throw invalidCode();
 }
 
 /** `loginExtensions.secondFactor`: with TOTP on, the password step ends in a pending token, not a session. */
@@ -99,13 +105,12 @@ export async function totpSecondFactor(
  */
 export async function completeTotpLogin(
   deps: Deps,
-  request: FastifyRequest,
-  reply: FastifyReply,
+  request: RequestContext,
   pendingToken: string,
   code: string,
 ): Promise<UserRow> {
   const { db } = deps.database;
-  if (!(await assertLoginAllowed(deps, request, reply))) throw invalidCode(401);
+  if (!(await assertLoginAllowed(deps, request))) throw invalidCode(401);
   const fail = async () => {
     await recordLoginFailure(deps, request);
     return invalidCode(401);
@@ -122,7 +127,9 @@ export async function completeTotpLogin(
   }
   // The token is spent first, then the step: a request that loses either race gets no session.
   if (!(await consumePendingTotpLogin(db, pending.id, now))) throw await fail();
-  if (!(await advanceTotpStep(db, user.id, step))) throw await fail();
+  const advanced = await advanceTotpStep(db, user.id, step);
+  deps.credentialCache?.forgetUser(user.id);
+  if (!advanced) throw await fail();
   if (user.disabledAt) throw new AppError('account_disabled', 'This account is disabled.');
   return user;
 }

@@ -1,23 +1,26 @@
 import type { Address } from 'viem';
-import { CONFIDENTIAL_TOKEN_SYMBOL, STABLECOIN_SYMBOL } from '../../adapters/chain/contracts.ts';
 import { getStablecoinBalance } from '../../adapters/confidential/helpers.ts';
-import type { TransactionType } from '../../db/schema/transactions.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
+import type { NewTransaction, TransactionRow, TransactionType, WalletRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { formatAmount } from '../../lib/money.ts';
 import { sha256Hex } from '../../lib/secrets.ts';
-import { requireNetwork } from '../wallets/balances.ts';
-import type { WalletRow } from '../wallets/wallets.repository.ts';
-import { findByIdempotencyKey, insertTransaction, type TransactionRow } from './transactions.repository.ts';
+import { assertMoneyConfigured, requireNetwork } from '../network/network.service.ts';
+import { assertCanSend, ownWallet } from '../wallets/wallets.service.ts';
+import { findByIdempotencyKey, insertTransaction } from './transactions.repository.ts';
 
-export interface QueueRequest {
+/** The transaction types a client queues directly (letter legs are queued by the letters module). */
+export type MoneyMovement = 'FUND' | 'MINT' | 'TRANSFER' | 'REDEEM';
+
+interface QueueRequest {
   userId: string;
   wallet: WalletRow;
   type: TransactionType;
   amount: bigint;
-  fromAddress: string | null;
-  toAddress: string | null;
+  fromAddress: Address | null;
+  toAddress: Address | null;
   counterparty?: string | null;
   idempotencyKey?: string | undefined;
   /** What the idempotency key is bound to: the route and its body. */
@@ -29,29 +32,37 @@ export interface QueueRequest {
   check?: () => Promise<void>;
 }
 
-export const TOKEN_OF: Record<TransactionType, string> = {
-  FUND: STABLECOIN_SYMBOL,
-  MINT: CONFIDENTIAL_TOKEN_SYMBOL,
-  TRANSFER: CONFIDENTIAL_TOKEN_SYMBOL,
-  REDEEM: CONFIDENTIAL_TOKEN_SYMBOL,
-  LETTER_ESCROW: CONFIDENTIAL_TOKEN_SYMBOL,
-  LETTER_CLAIM: CONFIDENTIAL_TOKEN_SYMBOL,
-  LETTER_REFUND: CONFIDENTIAL_TOKEN_SYMBOL,
-};
-
-function isUniqueViolation(error: unknown): boolean {
-  const code =
-    (error as { code?: string; cause?: { code?: string } })?.cause?.code ??
-    (error as { code?: string })?.code;
-  return code === '23505';
-}
-
 export function assertIdempotencyKey(key: string | undefined): void {
   if (key !== undefined && (key.length < 1 || key.length > 255)) {
     throw new AppError('validation_error', 'Idempotency-Key must be 1 to 255 characters.', {
       details: [{ path: 'headers.idempotency-key', message: 'must be 1 to 255 characters' }],
     });
   }
+}
+
+/**
+ * A QUEUED row of `values.type`, due now: its token from the operation registry, its chain this process's. Every
+ * transaction starts here, whoever queues it (a money movement, a letter leg).
+ */
+export function queuedTransaction(
+  deps: Deps,
+  now: Date,
+  values: Omit<
+    NewTransaction,
+    'status' | 'token' | 'chainId' | 'nextAttemptAt' | 'createdAt' | 'updatedAt'
+  > & {
+    type: TransactionType;
+  },
+): NewTransaction {
+  return {
+    ...values,
+    status: 'QUEUED',
+    chainId: requireNetwork(deps).chainId,
+    token: deps.operations[values.type].token,
+    nextAttemptAt: now,
+    createdAt: now,
+    updatedAt: now,
+  };
 }
 
 function replay(existing: TransactionRow, requestHash: string): TransactionRow {
@@ -66,9 +77,8 @@ function replay(existing: TransactionRow, requestHash: string): TransactionRow {
  * repeat of the same request returns the original row (without re-running `check`); concurrent duplicates meet
  * at the unique index.
  */
-export async function queueTransaction(deps: Deps, request: QueueRequest): Promise<TransactionRow> {
+async function queueTransaction(deps: Deps, request: QueueRequest): Promise<TransactionRow> {
   const { db } = deps.database;
-  const network = requireNetwork(deps);
   const requestHash = sha256Hex(JSON.stringify(request.requestFingerprint));
   if (request.idempotencyKey) {
     const existing = await findByIdempotencyKey(db, request.userId, request.idempotencyKey);
@@ -77,25 +87,22 @@ export async function queueTransaction(deps: Deps, request: QueueRequest): Promi
   await request.check?.();
   const now = deps.clock.now();
   try {
-    const row = await insertTransaction(db, {
-      id: newId(),
-      userId: request.userId,
-      walletId: request.wallet.id,
-      type: request.type,
-      status: 'QUEUED',
-      chainId: network.chainId,
-      amount: request.amount.toString(),
-      token: TOKEN_OF[request.type],
-      fromAddress: request.fromAddress,
-      toAddress: request.toAddress,
-      counterparty: request.counterparty ?? null,
-      metadata: null,
-      idempotencyKey: request.idempotencyKey ?? null,
-      requestHash: request.idempotencyKey ? requestHash : null,
-      nextAttemptAt: now,
-      createdAt: now,
-      updatedAt: now,
-    });
+    const row = await insertTransaction(
+      db,
+      queuedTransaction(deps, now, {
+        id: newId(),
+        userId: request.userId,
+        walletId: request.wallet.id,
+        type: request.type,
+        amount: request.amount.toString(),
+        fromAddress: request.fromAddress,
+        toAddress: request.toAddress,
+        counterparty: request.counterparty ?? null,
+        metadata: null,
+        idempotencyKey: request.idempotencyKey ?? null,
+        requestHash: request.idempotencyKey ? requestHash : null,
+      }),
+    );
     deps.workSignal.notify();
     return row;
   } catch (error) {
@@ -107,15 +114,9 @@ export async function queueTransaction(deps: Deps, request: QueueRequest): Promi
   }
 }
 
-export function assertCanSend(wallet: WalletRow): void {
-  if (wallet.type !== 'CUSTODIAL') {
-    throw new AppError('wallet_not_custodial', 'External (watch-only) wallets can receive but cannot send.');
-  }
-}
-
 /** The public balance must cover the amount (the worker checks again before it signs). */
-export async function assertPublicBalance(deps: Deps, wallet: WalletRow, amount: bigint): Promise<void> {
-  const balance = await getStablecoinBalance(requireNetwork(deps), wallet.address as Address);
+async function assertPublicBalance(deps: Deps, wallet: WalletRow, amount: bigint): Promise<void> {
+  const balance = await getStablecoinBalance(requireNetwork(deps), wallet.address);
   if (balance < amount) {
     throw new AppError(
       'insufficient_balance',
@@ -125,4 +126,41 @@ export async function assertPublicBalance(deps: Deps, wallet: WalletRow, amount:
       },
     );
   }
+}
+
+/**
+ * A client's faucet, mint, transfer or redeem, after the checks it can be judged on now: configuration, the
+ * wallet's ownership and its custody, and (mint) the public balance. The row is QUEUED (or the Idempotency-Key's
+ * replayed) and a worker is woken.
+ */
+export async function queueMoneyMovement(
+  deps: Deps,
+  userId: string,
+  request: {
+    type: MoneyMovement;
+    walletId: string;
+    amount: bigint;
+    /** The recipient of a transfer; the wallet itself otherwise. */
+    to?: Address;
+    idempotencyKey: string | undefined;
+  },
+): Promise<TransactionRow> {
+  const { type, amount } = request;
+  assertMoneyConfigured(deps);
+  const wallet = await ownWallet(deps, userId, request.walletId);
+  const funding = type === 'FUND';
+  if (!funding) assertCanSend(wallet);
+  const to = request.to ?? wallet.address;
+  return queueTransaction(deps, {
+    userId,
+    wallet,
+    type,
+    amount,
+    fromAddress: funding ? requireNetwork(deps).operator.address : wallet.address,
+    toAddress: to,
+    counterparty: funding ? 'Sandbox faucet' : null,
+    idempotencyKey: request.idempotencyKey,
+    requestFingerprint: [type, wallet.id, to, amount.toString()],
+    ...(type === 'MINT' ? { check: () => assertPublicBalance(deps, wallet, amount) } : {}),
+  });
 }

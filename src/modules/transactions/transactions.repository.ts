@@ -1,18 +1,16 @@
-import { and, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import { and, desc, eq, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.ts';
-import { type TransactionStatus, type TransactionType, transactions } from '../../db/schema/index.ts';
-
-export type TransactionRow = typeof transactions.$inferSelect;
-export type NewTransaction = typeof transactions.$inferInsert;
+import {
+  type NewTransaction,
+  type TransactionRow,
+  type TransactionStatus,
+  type TransactionType,
+  transactions,
+} from '../../db/schema/index.ts';
 
 export async function insertTransaction(db: DbOrTx, values: NewTransaction): Promise<TransactionRow> {
   const [row] = await db.insert(transactions).values(values).returning();
   if (!row) throw new Error('insert into transactions returned no row');
-  return row;
-}
-
-export async function findTransactionById(db: DbOrTx, id: string): Promise<TransactionRow | undefined> {
-  const [row] = await db.select().from(transactions).where(eq(transactions.id, id)).limit(1);
   return row;
 }
 
@@ -71,25 +69,6 @@ export async function listTransactions(
     db.select({ total: sql<number>`count(*)::int` }).from(transactions).where(where),
   ]);
   return { items, total: Number(count?.total ?? 0) };
-}
-
-/**
- * A guarded update: applies only while the row is still in `from`, so two actors can never both move it.
- * Returns the updated row, or undefined when someone else moved it first.
- */
-export async function transition(
-  db: DbOrTx,
-  id: string,
-  from: TransactionStatus | readonly TransactionStatus[],
-  values: Partial<NewTransaction>,
-): Promise<TransactionRow | undefined> {
-  const statuses = typeof from === 'string' ? [from] : [...from];
-  const [row] = await db
-    .update(transactions)
-    .set({ ...values, updatedAt: values.updatedAt ?? new Date() })
-    .where(and(eq(transactions.id, id), inArray(transactions.status, statuses)))
-    .returning();
-  return row;
 }
 
 /**

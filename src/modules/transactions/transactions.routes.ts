@@ -8,15 +8,8 @@ import { IdParam, ok, PageOf, PageQueryFields, responses } from '../../http/enve
 import type { App } from '../../http/types.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseAmount } from '../../lib/money.ts';
-import { requireNetwork } from '../wallets/balances.ts';
-import type { WalletRow } from '../wallets/wallets.repository.ts';
-import { ownWallet } from '../wallets/wallets.routes.ts';
-import {
-  assertCanSend,
-  assertIdempotencyKey,
-  assertPublicBalance,
-  queueTransaction,
-} from './money.service.ts';
+import { ownWallet } from '../wallets/wallets.service.ts';
+import { assertIdempotencyKey, type MoneyMovement, queueMoneyMovement } from './money.service.ts';
 import { findOwnTransaction, listTransactions } from './transactions.repository.ts';
 import { Transaction, toTransaction } from './transactions.schema.ts';
 
@@ -35,21 +28,6 @@ const IdempotencyHeaders = Type.Object({
 });
 const TransactionData = Type.Object({ transaction: Transaction });
 
-/** A 503 naming what is missing, checked before anything is queued (so no transaction row exists). */
-export function assertMoneyConfigured(deps: Deps): void {
-  const network = requireNetwork(deps);
-  if (network.rail.kind === 'fhe' && !deps.config.zamaApiKey) {
-    throw new AppError(
-      'fhe_credentials_missing',
-      'Confidential operations are not configured: ZAMA_API_KEY is not set.',
-    );
-  }
-  // The remote network's getters throw a 503 naming the variable when a setting is missing.
-  void network.operator.address;
-  void network.contracts.stablecoin;
-  void network.contracts.confidentialToken;
-}
-
 function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   const raw = request.headers['idempotency-key'];
   const key = Array.isArray(raw) ? raw[0] : raw;
@@ -57,46 +35,25 @@ function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   return key;
 }
 
-interface QueueParams {
-  type: 'FUND' | 'MINT' | 'TRANSFER' | 'REDEEM';
-  walletId: string;
-  amount: unknown;
-  /** The recipient for a transfer; the wallet itself otherwise. */
-  to?: Address;
-  /** Request-time checks beyond ownership: every new request runs them; a replay of an existing key does not. */
-  check?: (wallet: WalletRow, amount: bigint) => Promise<void>;
-}
-
 /**
- * The common path of the four queued operations: validate, check configuration and ownership, then record the
- * QUEUED row (or replay the Idempotency-Key's) and answer 201.
+ * The common path of the four queued operations: the Idempotency-Key and the amount parsed, the QUEUED row (or the
+ * key's replay) recorded, and 201.
  */
 async function queueFromRequest(
   deps: Deps,
   request: FastifyRequest,
   reply: FastifyReply,
-  params: QueueParams,
+  params: { type: MoneyMovement; walletId: string; amount: unknown; to?: Address },
 ) {
   const { user } = principalOf(request);
   const idempotencyKey = idempotencyKeyOf(request);
   const amount = parseAmount(params.amount);
-  assertMoneyConfigured(deps);
-  const wallet = await ownWallet(deps, user.id, params.walletId);
-  const funding = params.type === 'FUND';
-  if (!funding) assertCanSend(wallet);
-  const to = params.to ?? wallet.address;
-  const { check } = params;
-  const row = await queueTransaction(deps, {
-    userId: user.id,
-    wallet,
+  const row = await queueMoneyMovement(deps, user.id, {
     type: params.type,
+    walletId: params.walletId,
     amount,
-    fromAddress: funding ? requireNetwork(deps).operator.address : wallet.address,
-    toAddress: to,
-    counterparty: funding ? 'Sandbox faucet' : null,
+    ...(params.to ? { to: params.to } : {}),
     idempotencyKey,
-    requestFingerprint: [params.type, wallet.id, to, amount.toString()],
-    ...(check ? { check: () => check(wallet, amount) } : {}),
   });
   return reply.code(201).send(ok({ transaction: toTransaction(row, deps.network) }));
 }
@@ -146,7 +103,6 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
         type: 'MINT',
         walletId: request.body.walletId,
         amount: request.body.amount,
-        check: (wallet, amount) => assertPublicBalance(deps, wallet, amount),
       }),
   );
 

@@ -1,10 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { Network } from '../../adapters/chain/types.ts';
+import type { TransactionRow } from '../../db/schema/index.ts';
 import { TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../../db/schema/transactions.ts';
 import { Nullable, Timestamp } from '../../http/envelope.ts';
+import { TRANSACTION_ERROR_CODES } from '../../lib/errors.ts';
 import { formatAmount, STABLE_DECIMALS } from '../../lib/money.ts';
 import { iso } from '../../lib/time.ts';
-import type { TransactionRow } from './transactions.repository.ts';
 
 export const Transaction = Type.Object(
   {
@@ -22,7 +23,12 @@ export const Transaction = Type.Object(
     counterparty: Nullable(Type.String()),
     walletId: Type.String(),
     error: Nullable(Type.String()),
-    errorCode: Nullable(Type.String()),
+    errorCode: Nullable(
+      Type.Union(
+        TRANSACTION_ERROR_CODES.map((value) => Type.Literal(value)),
+        { description: 'Why a FAILED transaction failed; null otherwise' },
+      ),
+    ),
     metadata: Nullable(Type.Record(Type.String(), Type.Unknown())),
     createdAt: Timestamp,
     updatedAt: Timestamp,

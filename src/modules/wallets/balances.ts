@@ -1,4 +1,4 @@
-import type { Address, Hex } from 'viem';
+import { type Hex, zeroHash } from 'viem';
 import { CONFIDENTIAL_TOKEN_SYMBOL, STABLECOIN_SYMBOL } from '../../adapters/chain/contracts.ts';
 import type { Network } from '../../adapters/chain/types.ts';
 import {
@@ -6,39 +6,24 @@ import {
   getGasBalance,
   getStablecoinBalance,
 } from '../../adapters/confidential/helpers.ts';
+import type { WalletRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
-import { AppError } from '../../lib/errors.ts';
 import { formatAmount, GAS_DECIMALS, STABLE_DECIMALS } from '../../lib/money.ts';
+import { requireNetwork } from '../network/network.service.ts';
 import { openWalletKey } from './custody.ts';
-import type { WalletRow } from './wallets.repository.ts';
 import { toWallet } from './wallets.schema.ts';
 
-const ZERO_HANDLE = `0x${'0'.repeat(64)}` as Hex;
-
-/**
- * Decrypted amounts by handle. A handle names one immutable ciphertext, so a cached decryption never goes stale:
- * a balance that changes gets a new handle. Bounded so it cannot grow without limit.
- */
-const decrypted = new Map<string, bigint>();
-const MAX_CACHED = 10_000;
-
-export function requireNetwork(deps: Deps): Network {
-  if (!deps.network) throw new AppError('service_unavailable', 'The chain is not available in this process.');
-  return deps.network;
-}
-
 async function decryptBalance(deps: Deps, network: Network, wallet: WalletRow, handle: Hex): Promise<bigint> {
-  if (handle === ZERO_HANDLE) return 0n;
+  if (handle === zeroHash) return 0n;
   const cacheKey = `${network.contracts.confidentialToken}:${wallet.address}:${handle}`;
-  const cached = decrypted.get(cacheKey);
+  const cached = deps.balanceCache.get(cacheKey);
   if (cached !== undefined) return cached;
   const value = await network.rail.userDecrypt({
     handle,
     contract: network.contracts.confidentialToken,
     privateKey: openWalletKey(deps.keyring, wallet),
   });
-  if (decrypted.size >= MAX_CACHED) decrypted.delete(decrypted.keys().next().value as string);
-  decrypted.set(cacheKey, value);
+  deps.balanceCache.set(cacheKey, value);
   return value;
 }
 
@@ -52,7 +37,7 @@ export interface GasRecord {
 /** Gas and public balances: plain chain reads, no decryption, cheap enough to poll. */
 export async function gasOf(deps: Deps, wallet: WalletRow): Promise<GasRecord> {
   const network = requireNetwork(deps);
-  const address = wallet.address as Address;
+  const address = wallet.address;
   const [eth, normal] = await Promise.all([
     getGasBalance(network, address),
     getStablecoinBalance(network, address),
@@ -72,7 +57,7 @@ export async function gasOf(deps: Deps, wallet: WalletRow): Promise<GasRecord> {
 /** The balance record of one wallet; the confidential amount is decrypted for custodial wallets only. */
 export async function balanceOf(deps: Deps, wallet: WalletRow) {
   const network = requireNetwork(deps);
-  const address = wallet.address as Address;
+  const address = wallet.address;
   const [eth, normal, handle] = await Promise.all([
     getGasBalance(network, address),
     getStablecoinBalance(network, address),

@@ -1,7 +1,7 @@
 import type { Hex } from 'viem';
+import type { WalletRow } from '../../db/schema/index.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { Keyring } from '../../lib/secrets.ts';
-import type { WalletRow } from './wallets.repository.ts';
 
 /** The keyring context binds a sealed key to its wallet: a sealed value moved to another row does not open. */
 function context(walletId: string): string {

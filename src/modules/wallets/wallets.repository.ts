@@ -1,8 +1,6 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.ts';
-import { wallets } from '../../db/schema/index.ts';
-
-export type WalletRow = typeof wallets.$inferSelect;
+import { type NewWallet, type WalletRow, wallets } from '../../db/schema/index.ts';
 
 export function listWallets(db: DbOrTx, userId: string): Promise<WalletRow[]> {
   return db
@@ -41,4 +39,21 @@ export async function countWallets(db: DbOrTx, userId: string): Promise<number> 
     .from(wallets)
     .where(eq(wallets.userId, userId));
   return Number(row?.count ?? 0);
+}
+
+export async function insertWallet(db: DbOrTx, values: NewWallet): Promise<WalletRow> {
+  const [row] = await db.insert(wallets).values(values).returning();
+  if (!row) throw new Error('insert into wallets returned no row');
+  return row;
+}
+
+/** Makes `walletId` the account's one primary wallet (the other loses the flag first: a unique index holds one). */
+export async function setPrimaryWallet(db: DbOrTx, userId: string, walletId: string): Promise<WalletRow> {
+  await db
+    .update(wallets)
+    .set({ isPrimary: false })
+    .where(and(eq(wallets.userId, userId), eq(wallets.isPrimary, true)));
+  const [row] = await db.update(wallets).set({ isPrimary: true }).where(eq(wallets.id, walletId)).returning();
+  if (!row) throw new Error(`wallet ${walletId} vanished`);
+  return row;
 }

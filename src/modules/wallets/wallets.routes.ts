@@ -1,95 +1,23 @@
 import { Type } from '@sinclair/typebox';
-import { and, eq } from 'drizzle-orm';
-import { getAddress } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { users, wallets } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
 import { IdParam, ok, responses } from '../../http/envelope.ts';
 import type { App } from '../../http/types.ts';
-import { AppError } from '../../lib/errors.ts';
-import { newId } from '../../lib/ids.ts';
+import { MAX_NOTA_LENGTH } from '../receipts/nota.ts';
+import { NotaFile } from '../receipts/receipts.schema.ts';
 import { balanceOf, gasOf } from './balances.ts';
-import { sealWalletKey } from './custody.ts';
-import {
-  countWallets,
-  findWallet,
-  findWalletByAddress,
-  listWallets,
-  type WalletRow,
-} from './wallets.repository.ts';
+import { exportWalletKey, importWalletKey } from './wallet-export.ts';
+import { listWallets } from './wallets.repository.ts';
 import { Balance, CreateWalletBody, GasRecord, toWallet, Wallet, WalletQuery } from './wallets.schema.ts';
+import { createWallet, makePrimary, ownWallet, selectedWallets } from './wallets.service.ts';
 
-export const MAX_WALLETS = 10;
-
-function walletExists(): AppError {
-  return new AppError('wallet_exists', 'A wallet with this address is already registered.');
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  const code =
-    (error as { code?: string; cause?: { code?: string } })?.cause?.code ??
-    (error as { code?: string })?.code;
-  return code === '23505';
-}
-
-/**
- * Inserts a wallet under the account's row lock: the limit of 10 and the first-is-primary rule hold under
- * concurrent requests. Used by creation and by key import.
- */
-export async function insertWallet(
-  deps: Deps,
-  userId: string,
-  values: {
-    id?: string;
-    address: string;
-    type: 'CUSTODIAL' | 'EXTERNAL';
-    label: string | undefined;
-    sealedPrivateKey?: string;
-  },
-): Promise<WalletRow> {
-  const { db } = deps.database;
-  const id = values.id ?? newId();
-  try {
-    return await db.transaction(async (tx) => {
-      await tx.select({ id: users.id }).from(users).where(eq(users.id, userId)).for('update');
-      const count = await countWallets(tx, userId);
-      if (count >= MAX_WALLETS) {
-        throw new AppError('wallet_limit_reached', `An account can hold ${MAX_WALLETS} wallets.`);
-      }
-      if (await findWalletByAddress(tx, values.address)) throw walletExists();
-      const [row] = await tx
-        .insert(wallets)
-        .values({
-          id,
-          userId,
-          address: values.address,
-          type: values.type,
-          label:
-            values.label ?? (values.type === 'CUSTODIAL' ? `Wallet ${count + 1}` : `External ${count + 1}`),
-          isPrimary: count === 0,
-          sealedPrivateKey: values.sealedPrivateKey ?? null,
-          createdAt: deps.clock.now(),
-        })
-        .returning();
-      return row as WalletRow;
-    });
-  } catch (error) {
-    if (isUniqueViolation(error)) throw walletExists();
-    throw error;
-  }
-}
-
-/** The caller's wallet, or `404 not_found` (another account's wallet reads as absent). */
-export async function ownWallet(deps: Deps, userId: string, walletId: string): Promise<WalletRow> {
-  const wallet = await findWallet(deps.database.db, userId, walletId);
-  if (!wallet) throw new AppError('not_found', 'No such wallet.');
-  return wallet;
-}
+const Passphrase = Type.String({
+  minLength: 8,
+  maxLength: 200,
+  description: '8 to 200 characters. It cannot be recovered: without it the file cannot be opened.',
+});
 
 export function registerWalletRoutes(app: App, deps: Deps): void {
-  const { db } = deps.database;
-
   app.post(
     '/wallets',
     {
@@ -102,28 +30,8 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const { user } = principalOf(request);
-      const { type, label, address } = request.body;
-      let row: WalletRow;
-      if (type === 'CUSTODIAL') {
-        const id = newId();
-        const privateKey = generatePrivateKey();
-        row = await insertWallet(deps, user.id, {
-          id,
-          address: privateKeyToAccount(privateKey).address,
-          type,
-          label,
-          sealedPrivateKey: sealWalletKey(deps.keyring, id, privateKey),
-        });
-      } else {
-        if (!address) {
-          throw new AppError('validation_error', 'An EXTERNAL wallet needs its address.', {
-            details: [{ path: 'address', message: 'is required for an EXTERNAL wallet' }],
-          });
-        }
-        row = await insertWallet(deps, user.id, { address: getAddress(address.toLowerCase()), type, label });
-      }
-      return reply.code(201).send(ok({ wallet: toWallet(row) }));
+      const wallet = await createWallet(deps, principalOf(request).user.id, request.body);
+      return reply.code(201).send(ok({ wallet: toWallet(wallet) }));
     },
   );
 
@@ -137,7 +45,8 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
         response: responses({ 200: Type.Object({ wallets: Type.Array(Wallet) }) }),
       },
     },
-    async (request) => ok({ wallets: (await listWallets(db, principalOf(request).user.id)).map(toWallet) }),
+    async (request) =>
+      ok({ wallets: (await listWallets(deps.database.db, principalOf(request).user.id)).map(toWallet) }),
   );
 
   app.get(
@@ -169,21 +78,8 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      const { user } = principalOf(request);
-      const wallet = await ownWallet(deps, user.id, request.params.id);
-      const updated = await db.transaction(async (tx) => {
-        await tx
-          .update(wallets)
-          .set({ isPrimary: false })
-          .where(and(eq(wallets.userId, user.id), eq(wallets.isPrimary, true)));
-        const [row] = await tx
-          .update(wallets)
-          .set({ isPrimary: true })
-          .where(eq(wallets.id, wallet.id))
-          .returning();
-        return row as WalletRow;
-      });
-      return ok({ wallet: toWallet(updated) });
+      const wallet = await makePrimary(deps, principalOf(request).user.id, request.params.id);
+      return ok({ wallet: toWallet(wallet) });
     },
   );
 
@@ -201,10 +97,7 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      const { user } = principalOf(request);
-      const selected = request.query.walletId
-        ? [await ownWallet(deps, user.id, request.query.walletId)]
-        : await listWallets(db, user.id);
+      const selected = await selectedWallets(deps, principalOf(request).user.id, request.query.walletId);
       return ok({ balances: await Promise.all(selected.map((wallet) => balanceOf(deps, wallet))) });
     },
   );
@@ -221,11 +114,59 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      const { user } = principalOf(request);
-      const selected = request.query.walletId
-        ? [await ownWallet(deps, user.id, request.query.walletId)]
-        : await listWallets(db, user.id);
+      const selected = await selectedWallets(deps, principalOf(request).user.id, request.query.walletId);
       return ok({ wallets: await Promise.all(selected.map((wallet) => gasOf(deps, wallet))) });
+    },
+  );
+
+  app.post(
+    '/wallets/:id/export',
+    {
+      config: { auth: 'session' },
+      schema: {
+        tags: ['Wallets'],
+        summary: 'Export a custodial wallet key (passphrase-encrypted .nota file)',
+        description:
+          'Session only (`403 session_required` with an API key). `nota` is base64url of the UTF-8 JSON ' +
+          '`{"nota": 1, "kind": "wallet-key", "issuedAt", "payload": {address, kdf: {name: "PBKDF2", hash: ' +
+          '"SHA-256", iterations: 310000, salt}, cipher: {name: "AES-256-GCM", iv, ciphertext}}}` (base64url ' +
+          'fields; `ciphertext` ends with the 16-byte GCM tag, as WebCrypto produces it; the plaintext is the ' +
+          '32-byte private key). The encryption happens server-side; the plaintext key never leaves the ' +
+          'service. The passphrase cannot be recovered. Only custodial wallets (`400 wallet_not_custodial`).',
+        params: IdParam,
+        body: Type.Object({ passphrase: Passphrase }),
+        response: responses({ 200: NotaFile }),
+      },
+    },
+    async (request) => {
+      const { user } = principalOf(request);
+      return ok(await exportWalletKey(deps, user.id, request.params.id, request.body.passphrase));
+    },
+  );
+
+  app.post(
+    '/wallets/import',
+    {
+      config: { auth: 'session' },
+      schema: {
+        tags: ['Wallets'],
+        summary: 'Import an exported wallet key as a custodial wallet',
+        description:
+          'Session only. `nota` is a file from `POST /wallets/{id}/export`. `400 invalid_nota` when it is not a ' +
+          'well-formed wallet-key nota, `400 invalid_passphrase` when the passphrase does not decrypt it, ' +
+          '`409 wallet_exists` when the address is already registered (in any account), ' +
+          '`400 wallet_limit_reached` at 10 wallets.',
+        body: Type.Object({
+          nota: Type.String({ minLength: 1, maxLength: MAX_NOTA_LENGTH }),
+          passphrase: Type.String({ minLength: 1, maxLength: 200 }),
+          label: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+        }),
+        response: responses({ 201: Type.Object({ wallet: Wallet }) }),
+      },
+    },
+    async (request, reply) => {
+      const wallet = await importWalletKey(deps, principalOf(request).user.id, request.body);
+      return reply.code(201).send(ok({ wallet: toWallet(wallet) }));
     },
   );
 }

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
+import type { WalletRow } from '../../db/schema/index.ts';
 import { Nullable, Timestamp } from '../../http/envelope.ts';
 import { iso } from '../../lib/time.ts';
-import type { WalletRow } from './wallets.repository.ts';
 
 export const Wallet = Type.Object(
   {

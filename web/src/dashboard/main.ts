@@ -6,9 +6,9 @@ import { networkBanner } from '../banner.ts';
 import { h, installSkipLink, replace } from '../dom.ts';
 import type { NetworkInfo, User, Wallet } from '../types.ts';
 import type { Ctx } from './context.ts';
-import { lettersView } from './letters.ts';
-import { settingsView } from './settings.ts';
-import { walletsView } from './wallets.ts';
+import { lettersView } from './letters/view.ts';
+import { settingsView } from './settings/view.ts';
+import { walletsView } from './wallets/view.ts';
 
 const ROUTES = {
   wallets: { title: 'Wallets', view: walletsView },

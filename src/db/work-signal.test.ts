@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openTestDatabase } from '../../test/harness.ts';
-import { openDatabase } from '../db/client.ts';
+import { openDatabase } from './client.ts';
 import { createWorkSignal, WORK_CHANNEL, type WorkSignal } from './work-signal.ts';
 
 const quiet = { warn: () => {} };

@@ -7,7 +7,7 @@
  * meanwhile, as they always do), and a reconnection wakes the subscribers once for what may have been missed.
  */
 import { EventEmitter } from 'node:events';
-import type { Database } from '../db/client.ts';
+import type { Database } from './client.ts';
 
 export const WORK_CHANNEL = 'sealpay_work';
 const RECONNECT_MS = 1000;

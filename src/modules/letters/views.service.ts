@@ -1,0 +1,70 @@
+/** Who may see which letter, and how: the sender's and the claimant's views, and the public preview by code. */
+import type { LetterRow } from '../../db/schema/index.ts';
+import type { Deps } from '../../deps.ts';
+import { AppError } from '../../lib/errors.ts';
+import type { Logger } from '../../lib/logger.ts';
+import { findUserById } from '../accounts/accounts.repository.ts';
+import { claimCodeHash, normalizeClaimCode } from './claim-code.ts';
+import { findLetterByCodeHash, findLetterById, legTransactions } from './letters.repository.ts';
+import { senderLabelOf, toLetter } from './letters.schema.ts';
+import { refreshMailing } from './mailing.service.ts';
+
+export interface LetterViewer {
+  userId: string;
+}
+
+export async function presentLetters(deps: Deps, rows: LetterRow[], viewer: LetterViewer) {
+  const legs = await legTransactions(deps.database.db, rows);
+  return rows.map((row) =>
+    toLetter(row, legs, deps.keyring, deps.network, {
+      audience: row.userId === viewer.userId ? 'sender' : 'claimant',
+      apiOrigin: deps.config.publicOrigin,
+    }),
+  );
+}
+
+export async function presentLetter(deps: Deps, row: LetterRow, viewer: LetterViewer) {
+  const [letter] = await presentLetters(deps, [row], viewer);
+  return letter as NonNullable<typeof letter>;
+}
+
+/** One letter as its sender or claimant sees it; the sender's view refreshes a mailed letter's tracking first. */
+export async function viewLetter(deps: Deps, userId: string, id: string, logger: Logger) {
+  const letter = await visibleLetter(deps, userId, id);
+  const current = letter.userId === userId ? await refreshMailing(deps, letter, logger) : letter;
+  return presentLetter(deps, current, { userId });
+}
+
+/** A letter its sender or its claimant may see; anyone else reads `404 letter_not_found`. */
+export async function visibleLetter(deps: Deps, userId: string, id: string): Promise<LetterRow> {
+  const row = await findLetterById(deps.database.db, id);
+  if (!row || (row.userId !== userId && row.claimantUserId !== userId)) {
+    throw new AppError('letter_not_found', 'No such letter.');
+  }
+  return row;
+}
+
+export async function ownLetter(deps: Deps, userId: string, id: string): Promise<LetterRow> {
+  const row = await findLetterById(deps.database.db, id);
+  if (!row || row.userId !== userId) throw new AppError('letter_not_found', 'No such letter.');
+  return row;
+}
+
+/** What anyone holding a claim code may see before claiming: never the amount or the memo. */
+export async function previewLetter(deps: Deps, code: string) {
+  const letter = await findLetterByCodeHash(deps.database.db, claimCodeHash(normalizeClaimCode(code)));
+  if (!letter) throw new AppError('letter_not_found', 'No letter matches this claim code.');
+  const sender = await findUserById(deps.database.db, letter.userId);
+  const expired =
+    letter.status === 'EXPIRED' ||
+    ((letter.status === 'ESCROWED' || letter.status === 'MAILED') && letter.expiresAt <= deps.clock.now());
+  const status = expired ? 'EXPIRED' : letter.status;
+  return {
+    status,
+    expiresAt: letter.expiresAt.toISOString(),
+    recipientName: letter.recipientName,
+    senderLabel: senderLabelOf(sender),
+    amountVisibility: 'sealed' as const,
+    claimable: status === 'ESCROWED' || status === 'MAILED',
+  };
+}

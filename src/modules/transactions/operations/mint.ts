@@ -1,0 +1,67 @@
+import { maxUint256 } from 'viem';
+import { CONFIDENTIAL_TOKEN_SYMBOL, stablecoinAbi } from '../../../adapters/chain/contracts.ts';
+import { encodeApprove, encodeWrap, getStablecoinBalance } from '../../../adapters/confidential/helpers.ts';
+import type { TransactionRow } from '../../../db/schema/index.ts';
+import type { Operation, OperationContext } from '../../../deps.ts';
+import { transition } from '../../../worker/outbox.repository.ts';
+import { blockFields, markSubmitted } from '../../../worker/steps.ts';
+import { findSubmission } from '../../../worker/submissions.repository.ts';
+import { PreflightError, RevertedError, settle, submitOnce } from '../../../worker/submissions.ts';
+import { spendingWallet } from '../../wallets/wallets.service.ts';
+
+// `wrap` cannot be estimated before its `approve` is mined; measured ~306k gas.
+const WRAP_GAS = 600_000n;
+// An ERC-20 approval from zero costs ~46k gas; a fixed limit keeps it from depending on the allowance it finds.
+const APPROVE_GAS = 100_000n;
+
+/** Public STABLE into confidential cSTABLE: approve the wrapper once, then wrap. */
+async function runMint(ctx: OperationContext, row: TransactionRow): Promise<void> {
+  const { db } = ctx.deps.database;
+  const { wallet, key, gasTxHash } = await spendingWallet(ctx, row);
+  const amount = BigInt(row.amount);
+  // Checked only before the wrap is signed: once it is (and maybe mined, before a crash kept the row at 'start'),
+  // the balance it spent is gone, and refusing here would retry the row forever.
+  const wrapSigned = await findSubmission(db, row.id, 'wrap');
+  if (row.step === 'start' && !wrapSigned) {
+    const balance = await getStablecoinBalance(ctx.network, wallet.address);
+    if (balance < amount)
+      throw new PreflightError('The public STABLE balance is too low to mint this amount.');
+  }
+  const token = ctx.network.contracts.confidentialToken;
+  // The wrapper gets an unlimited allowance, once: two mints of one wallet in flight would otherwise overwrite each
+  // other's exact approvals, and the row's outcome would hang on an approval race instead of on its own wrap.
+  if (!wrapSigned) {
+    const allowance = await ctx.network.publicClient.readContract({
+      address: ctx.network.contracts.stablecoin,
+      abi: stablecoinAbi,
+      functionName: 'allowance',
+      args: [wallet.address, token],
+    });
+    if (allowance < amount) {
+      const approve = await submitOnce(ctx, row, 'approve', key, async () => ({
+        to: ctx.network.contracts.stablecoin,
+        data: encodeApprove(token, maxUint256),
+        gas: APPROVE_GAS,
+      }));
+      // An approval moves nothing; whatever its fate, the wrap's own receipt decides the row.
+      await settle(ctx, approve).catch((error: unknown) => {
+        if (!(error instanceof RevertedError)) throw error;
+      });
+    }
+  }
+  const wrap = await submitOnce(ctx, row, 'wrap', key, async () => ({
+    to: token,
+    data: encodeWrap(wallet.address, amount),
+    gas: WRAP_GAS,
+  }));
+  const metadata = await markSubmitted(ctx, row, wrap.txHash, gasTxHash);
+  const receipt = await settle(ctx, wrap);
+  await transition(db, row.id, ['QUEUED', 'PENDING'], {
+    status: 'CONFIRMED',
+    txHash: wrap.txHash,
+    metadata,
+    ...blockFields(receipt),
+  });
+}
+
+export const mint: Operation = { token: CONFIDENTIAL_TOKEN_SYMBOL, failureCode: 'mint_failed', run: runMint };

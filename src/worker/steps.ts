@@ -1,0 +1,93 @@
+/**
+ * The steps every operation is built from: marking a row submitted or failed, the sponsored gas top-up, and the
+ * block fields of a receipt. Each operation (src/operations.ts lists them) composes these with `submitOnce` and
+ * `settle`.
+ */
+import type { Address, Hex, TransactionReceipt } from 'viem';
+import { getGasBalance } from '../adapters/confidential/helpers.ts';
+import type { TransactionMetadata, TransactionRow } from '../db/schema/index.ts';
+import type { OperationContext } from '../deps.ts';
+import type { TransactionErrorCode } from '../lib/errors.ts';
+import { GAS_DECIMALS, parseAmount } from '../lib/money.ts';
+import { transition } from './outbox.repository.ts';
+import { PreflightError, settle, submitOnce } from './submissions.ts';
+
+/** Marks the row FAILED and runs its type's failure hook: only ever called when nothing moved on-chain for it. */
+export async function fail(
+  ctx: OperationContext,
+  row: TransactionRow,
+  code: TransactionErrorCode,
+  message: string,
+) {
+  const failed = await transition(ctx.deps.database.db, row.id, ['QUEUED', 'PENDING', 'SETTLING'], {
+    status: 'FAILED',
+    error: message,
+    errorCode: code,
+    leaseOwner: null,
+    leaseUntil: null,
+  });
+  if (failed) await ctx.deps.operations[row.type].onFailure?.(ctx, failed);
+  return failed;
+}
+
+/** Where a receipt landed, for the row's receipt (nota): block number, hash, and the last log's index. */
+export function blockFields(receipt: TransactionReceipt, logIndex?: number) {
+  return {
+    blockNumber: receipt.blockNumber,
+    blockHash: receipt.blockHash,
+    logIndex: logIndex ?? receipt.logs[receipt.logs.length - 1]?.logIndex ?? null,
+  };
+}
+
+/** The row's recipient: a transfer's address, a claim's wallet (the request that queued it always set one). */
+export function recipientOf(row: TransactionRow): Address {
+  if (!row.toAddress) throw new PreflightError(`Transaction ${row.id} has no recipient.`);
+  return row.toAddress;
+}
+
+export function withMetadata(row: TransactionRow, extra: TransactionMetadata): TransactionMetadata {
+  return { ...(row.metadata ?? {}), ...extra };
+}
+
+/**
+ * On sandbox networks the operator tops up a custodial wallet that is short of gas before it signs, so a wallet
+ * that received confidential funds can move them without a separate faucet call.
+ */
+export async function ensureGas(
+  ctx: OperationContext,
+  row: TransactionRow,
+  wallet: { address: Address },
+): Promise<Hex | null> {
+  const { config } = ctx.deps;
+  if (config.environment !== 'sandbox') return null;
+  const topUp = parseAmount(config.faucet.gasTopUp, GAS_DECIMALS);
+  const balance = await getGasBalance(ctx.network, wallet.address);
+  const existing = row.metadata?.gasTxHash;
+  if (balance >= topUp / 4n && !existing) return null;
+  const submission = await submitOnce(ctx, row, 'gas', ctx.network.operator.privateKey, async () => ({
+    to: wallet.address,
+    value: topUp,
+  }));
+  await settle(ctx, submission);
+  return submission.txHash;
+}
+
+/**
+ * QUEUED → PENDING once the step that carries the row's hash is broadcast, with the sponsored gas top-up's hash
+ * when there was one. Returns the row's metadata as written.
+ */
+export async function markSubmitted(
+  ctx: OperationContext,
+  row: TransactionRow,
+  txHash: Hex,
+  gasTxHash: Hex | null,
+) {
+  const metadata = gasTxHash ? withMetadata(row, { gasTxHash }) : row.metadata;
+  await transition(ctx.deps.database.db, row.id, 'QUEUED', {
+    status: 'PENDING',
+    txHash,
+    step: 'submitted',
+    metadata,
+  });
+  return metadata;
+}

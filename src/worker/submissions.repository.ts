@@ -1,0 +1,140 @@
+/**
+ * Signed chain transactions (`chain_submissions`) and the nonce counters they are signed under (`address_nonces`).
+ */
+import { and, eq, isNotNull, notInArray, sql } from 'drizzle-orm';
+import type { Address, Hex } from 'viem';
+import type { DbOrTx } from '../db/client.ts';
+import {
+  addressNonces,
+  chainSubmissions,
+  type NewSubmission,
+  type SubmissionRow,
+} from '../db/schema/index.ts';
+
+/** Purposes that move none of the client's funds: the operator's gas top-up and an ERC-20 approval. */
+const NOTHING_MOVES: readonly string[] = ['gas', 'approve'];
+
+export async function findSubmission(
+  db: DbOrTx,
+  transactionId: string,
+  purpose: string,
+): Promise<SubmissionRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(chainSubmissions)
+    .where(and(eq(chainSubmissions.transactionId, transactionId), eq(chainSubmissions.purpose, purpose)))
+    .limit(1);
+  return row;
+}
+
+/** Whether anything that moves the client's funds was signed for the transaction. */
+export async function hasValueMovingSubmission(db: DbOrTx, transactionId: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: chainSubmissions.id })
+    .from(chainSubmissions)
+    .where(
+      and(
+        eq(chainSubmissions.transactionId, transactionId),
+        notInArray(chainSubmissions.purpose, [...NOTHING_MOVES]),
+      ),
+    )
+    .limit(1);
+  return row !== undefined;
+}
+
+/**
+ * Takes the address's next nonce in one statement: the first use starts at the chain's count, and the counter is
+ * never behind the chain (a key also used elsewhere, an exported wallet, moves the chain's count on).
+ */
+export async function allocateNonce(db: DbOrTx, address: Address, chainNonce: number): Promise<number> {
+  const [allocated] = await db
+    .insert(addressNonces)
+    .values({ address, nextNonce: chainNonce + 1 })
+    .onConflictDoUpdate({
+      target: addressNonces.address,
+      set: {
+        nextNonce: sql`greatest(${addressNonces.nextNonce}, ${chainNonce}) + 1`,
+        updatedAt: new Date(),
+      },
+    })
+    .returning({ next: addressNonces.nextNonce });
+  return Number(allocated?.next) - 1;
+}
+
+export async function insertSubmission(db: DbOrTx, values: NewSubmission): Promise<SubmissionRow> {
+  const [row] = await db.insert(chainSubmissions).values(values).returning();
+  if (!row) throw new Error('insert into chain_submissions returned no row');
+  return row;
+}
+
+export async function deleteSubmission(db: DbOrTx, id: string): Promise<void> {
+  await db.delete(chainSubmissions).where(eq(chainSubmissions.id, id));
+}
+
+/** Gives a withdrawn submission's nonce back, if no later nonce of its address was taken meanwhile. */
+export async function releaseNonce(db: DbOrTx, submission: SubmissionRow): Promise<void> {
+  await db
+    .update(addressNonces)
+    .set({ nextNonce: submission.nonce })
+    .where(
+      and(
+        eq(addressNonces.address, submission.fromAddress),
+        eq(addressNonces.nextNonce, submission.nonce + 1),
+      ),
+    );
+}
+
+/** Records where a submission was mined, and whether it succeeded. */
+export async function recordReceipt(
+  db: DbOrTx,
+  id: string,
+  receipt: { status: 'MINED' | 'REVERTED'; blockNumber: bigint; blockHash: Hex },
+): Promise<void> {
+  await db
+    .update(chainSubmissions)
+    .set({ ...receipt, updatedAt: new Date() })
+    .where(eq(chainSubmissions.id, id));
+}
+
+/** The block a transaction's submission with hash `txHash` was recorded in, or undefined when none is known. */
+export async function findSubmissionBlock(
+  db: DbOrTx,
+  transactionId: string,
+  txHash: Hex,
+): Promise<{ blockNumber: bigint; blockHash: Hex } | undefined> {
+  const [row] = await db
+    .select({ blockNumber: chainSubmissions.blockNumber, blockHash: chainSubmissions.blockHash })
+    .from(chainSubmissions)
+    .where(
+      and(
+        eq(chainSubmissions.transactionId, transactionId),
+        eq(chainSubmissions.txHash, txHash),
+        isNotNull(chainSubmissions.blockNumber),
+      ),
+    )
+    .limit(1);
+  if (!row?.blockHash || row.blockNumber === null) return undefined;
+  return { blockNumber: row.blockNumber, blockHash: row.blockHash };
+}
+
+export function listNonceCounters(db: DbOrTx) {
+  return db.select().from(addressNonces);
+}
+
+export async function findNonceCounter(db: DbOrTx, address: Address) {
+  const [row] = await db.select().from(addressNonces).where(eq(addressNonces.address, address));
+  return row;
+}
+
+/** The stored submission of an address at a nonce, if any. */
+export async function findSubmissionAt(
+  db: DbOrTx,
+  address: Address,
+  nonce: number,
+): Promise<SubmissionRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(chainSubmissions)
+    .where(and(eq(chainSubmissions.fromAddress, address), eq(chainSubmissions.nonce, nonce)));
+  return row;
+}

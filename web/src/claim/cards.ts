@@ -1,0 +1,100 @@
+/** The claim page's two cards: the letter's public preview, and the outcome of a claim. */
+
+import { formatDate, formatTime, h, shortHex, statusBadge, txLink, uid } from '../dom.ts';
+import { formatAmount } from '../money.ts';
+import type { Letter, LetterPreview, Transaction } from '../types.ts';
+
+function statusWords(p: LetterPreview): { text: string; tone: string } {
+  switch (p.status) {
+    case 'ESCROWED':
+    case 'MAILED':
+      return { text: 'Ready to claim', tone: 'ok' };
+    case 'CLAIMING':
+      return { text: 'Being claimed right now', tone: 'wait' };
+    case 'CLAIMED':
+      return { text: 'Already claimed', tone: 'done' };
+    case 'EXPIRED':
+      return { text: 'Expired: the amount went back to the sender', tone: 'bad' };
+    case 'VOIDED':
+      return { text: 'Voided by the sender', tone: 'bad' };
+    case 'DRAFT':
+      return { text: 'Not ready yet: the sender is still escrowing it', tone: 'wait' };
+    default:
+      return { text: p.claimable ? 'Ready to claim' : 'Cannot be claimed', tone: p.claimable ? 'ok' : 'bad' };
+  }
+}
+
+/** The public preview of a letter: who sent it to whom, whether it can be claimed, the amount sealed. */
+export function previewCard(p: LetterPreview, groupedCode: string): HTMLElement {
+  const words = statusWords(p);
+  const headingId = uid('h');
+  return h(
+    'section',
+    { class: 'card letter-preview', 'aria-labelledby': headingId },
+    h('h2', { id: headingId }, `A letter of value for ${p.recipientName}`),
+    h(
+      'dl',
+      { class: 'facts' },
+      h('dt', null, 'From'),
+      h('dd', { class: 'sender' }, p.senderLabel),
+      h('dt', null, 'For'),
+      h('dd', { class: 'recipient' }, p.recipientName),
+      h('dt', null, 'Status'),
+      h('dd', null, h('span', { class: `badge tone-${words.tone}`, 'data-status': p.status }, words.text)),
+      h('dt', null, 'Amount'),
+      h(
+        'dd',
+        null,
+        h('span', { class: 'sealed' }, 'Amount sealed'),
+        h('span', { class: 'muted' }, ' until you claim it'),
+      ),
+      h('dt', null, 'Claim by'),
+      h('dd', null, formatDate(p.expiresAt)),
+      h('dt', null, 'Code'),
+      h('dd', null, h('code', null, groupedCode)),
+    ),
+  );
+}
+
+/** A claim's outcome: the revealed amount and memo once CLAIMED, and the claim transaction. */
+export function resultCard(letter: Letter, transaction: Transaction): HTMLElement {
+  const headingId = uid('h');
+  const claimed = letter.status === 'CLAIMED';
+  const memo = claimed && letter.memo ? letter.memo : null;
+  return h(
+    'section',
+    { class: 'card result', 'aria-labelledby': headingId, tabindex: -1 },
+    h('h2', { id: headingId }, claimed ? 'Claimed!' : 'Claim in progress'),
+    claimed
+      ? h(
+          'p',
+          { class: 'big-amount' },
+          'You received ',
+          h('strong', { class: 'revealed-amount' }, `${formatAmount(letter.amount)} ${letter.token}`),
+        )
+      : h('p', null, 'The payout is still being confirmed on-chain. This page updates by itself.'),
+    memo
+      ? h(
+          'figure',
+          { class: 'memo' },
+          h('figcaption', null, 'Message from the sender'),
+          h('blockquote', null, memo),
+        )
+      : null,
+    h(
+      'dl',
+      { class: 'facts' },
+      h('dt', null, 'Transaction'),
+      h('dd', null, h('code', null, transaction.id)),
+      h('dt', null, 'Status'),
+      h('dd', { class: 'tx-status' }, statusBadge(transaction.status)),
+      h('dt', null, 'Chain hash'),
+      h('dd', null, txLink(transaction.txHash, transaction.explorerUrl, 'not sent yet')),
+      h('dt', null, 'Into'),
+      h('dd', null, h('code', null, shortHex(letter.claim?.walletAddress ?? transaction.toAddress, 6))),
+      h('dt', null, 'When'),
+      h('dd', null, formatTime(letter.claim?.claimedAt ?? transaction.createdAt)),
+    ),
+    h('p', null, h('a', { href: '/#/wallets', class: 'button-link' }, 'Go to your wallets')),
+  );
+}

@@ -1,0 +1,157 @@
+/** Creating a letter of value: the form, and the panel with the new letter's code. */
+
+import { ApiError, post } from '../../api.ts';
+import { field, h, replace, shortHex, showError, showInfo, statusArea, uid } from '../../dom.ts';
+import { plainError } from '../../errors.ts';
+import { AMOUNT_HINT, parseAmountInput } from '../../money.ts';
+import { longWait } from '../../progress.ts';
+import type { Letter } from '../../types.ts';
+import type { Ctx } from '../context.ts';
+import { codeBlock, type LettersList, pdfButton } from './parts.ts';
+
+/**
+ * The new-letter form: the amount escrowed from a custodial wallet, the recipient's address, the expiry; and once
+ * created, the letter's code, QR and PDF. `list` is the letters list the view shows (read again after a creation).
+ */
+export function createForm(ctx: Ctx, list: LettersList): HTMLElement {
+  const senders = ctx.wallets.filter((w) => w.type === 'CUSTODIAL');
+  if (senders.length === 0) {
+    return h(
+      'p',
+      { class: 'empty' },
+      'You need a custodial wallet holding confidential cSTABLE to send a letter.',
+    );
+  }
+  const status = statusArea();
+  const result = h('div');
+  const wallet = h(
+    'select',
+    { required: true },
+    senders.map((w) =>
+      h('option', { value: w.id, selected: w.isPrimary }, `${w.label} (${shortHex(w.address, 4)})`),
+    ),
+  );
+  const amount = h('input', { type: 'text', inputmode: 'decimal', required: true, autocomplete: 'off' });
+  const memo = h('textarea', { maxlength: 500, rows: 3 });
+  const name = h('input', { type: 'text', required: true, maxlength: 200, autocomplete: 'off' });
+  const line1 = h('input', { type: 'text', required: true, maxlength: 200, autocomplete: 'off' });
+  const line2 = h('input', { type: 'text', maxlength: 200, autocomplete: 'off' });
+  const city = h('input', { type: 'text', required: true, maxlength: 100, autocomplete: 'off' });
+  const region = h('input', { type: 'text', required: true, maxlength: 100, autocomplete: 'off' });
+  const postal = h('input', { type: 'text', maxlength: 20, autocomplete: 'off' });
+  const country = h('input', {
+    type: 'text',
+    required: true,
+    value: 'US',
+    pattern: '[A-Za-z]{2}',
+    maxlength: 2,
+    autocomplete: 'off',
+    class: 'short',
+  });
+  const expires = h('input', {
+    type: 'number',
+    min: 1,
+    max: 365,
+    value: '90',
+    required: true,
+    class: 'short',
+  });
+  const submit = h('button', { type: 'submit' }, 'Escrow and create letter');
+  const form = h(
+    'form',
+    { class: 'stack', 'aria-label': 'Create a letter of value' },
+    field('From wallet', wallet, 'The amount leaves this wallet’s confidential balance into the vault.'),
+    field('Amount (cSTABLE)', amount, AMOUNT_HINT),
+    field('Memo (optional)', memo, 'Up to 500 characters. Sealed until claimed; never printed.'),
+    h(
+      'fieldset',
+      null,
+      h('legend', null, 'Recipient'),
+      field('Recipient name', name),
+      field('Address line 1', line1),
+      field('Address line 2 (optional)', line2),
+      h('div', { class: 'row' }, field('City', city), field('State or region', region)),
+      h(
+        'div',
+        { class: 'row' },
+        field('Postal code (optional)', postal),
+        field('Country code', country, 'Two letters, e.g. US, GB, DE.'),
+      ),
+    ),
+    field('Expires after (days)', expires, 'From 1 to 365 days; unclaimed letters are refunded after this.'),
+    submit,
+    status,
+    result,
+  );
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    replace(status);
+    replace(result);
+    const parsed = parseAmountInput(amount.value);
+    if (!parsed) {
+      showError(status, `The amount is not valid. ${AMOUNT_HINT}`);
+      amount.focus();
+      return;
+    }
+    const days = Number.parseInt(expires.value, 10);
+    const body = {
+      walletId: wallet.value,
+      amount: parsed,
+      ...(memo.value.trim() ? { memo: memo.value.trim() } : {}),
+      recipient: {
+        name: name.value.trim(),
+        address: {
+          line1: line1.value.trim(),
+          ...(line2.value.trim() ? { line2: line2.value.trim() } : {}),
+          city: city.value.trim(),
+          region: region.value.trim(),
+          ...(postal.value.trim() ? { postal: postal.value.trim() } : {}),
+          country: country.value.trim().toUpperCase(),
+        },
+      },
+      ...(Number.isInteger(days) ? { expiresInDays: days } : {}),
+    };
+    submit.disabled = true;
+    const wait = longWait('Escrowing the amount in the vault…');
+    status.after(wait.element);
+    try {
+      const { letter } = await post<{ letter: Letter }>('/transfer/letter', body);
+      wait.stop();
+      form.reset();
+      country.value = 'US';
+      expires.value = '90';
+      replace(result, createdPanel(letter, list.status));
+      showInfo(status, `Letter for ${letter.recipient.name} created and escrowed.`);
+      await list.showNewest();
+    } catch (error) {
+      wait.stop();
+      if (error instanceof ApiError && error.code === 'escrow_unsettled') {
+        showInfo(status, plainError(error));
+        await list.refresh().catch(() => {});
+      } else {
+        showError(status, plainError(error));
+      }
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  return form;
+}
+
+function createdPanel(letter: Letter, status: HTMLElement): HTMLElement {
+  const headingId = uid('h');
+  const panel = h(
+    'section',
+    { class: 'created', 'aria-labelledby': headingId, tabindex: -1 },
+    h('h3', { id: headingId }, 'Letter ready'),
+    h(
+      'p',
+      null,
+      'Print the PDF and mail it, or hand the code or QR over yourself. Anyone holding the code can claim it.',
+    ),
+    codeBlock(letter),
+    h('div', { class: 'actions' }, pdfButton(letter, status)),
+  );
+  window.setTimeout(() => panel.focus(), 0);
+  return panel;
+}

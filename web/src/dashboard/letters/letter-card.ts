@@ -1,0 +1,231 @@
+/** A letter's card in the sender's list. */
+
+import { post } from '../../api.ts';
+import {
+  field,
+  formatDate,
+  formatTime,
+  h,
+  onSubmit,
+  replace,
+  shortHex,
+  showError,
+  showInfo,
+  statusArea,
+  statusBadge,
+  txLink,
+  uid,
+} from '../../dom.ts';
+import { plainError } from '../../errors.ts';
+import { formatAmount } from '../../money.ts';
+import type { Leg, Letter, LetterStatus } from '../../types.ts';
+import { type Ctx, walletName } from '../context.ts';
+import { codeBlock, type LettersList, pdfButton } from './parts.ts';
+
+const STATUS_WORDS: Record<LetterStatus, string> = {
+  DRAFT: 'Escrow in progress',
+  ESCROWED: 'Ready: escrowed, not yet mailed',
+  MAILED: 'Mailed',
+  CLAIMING: 'Being claimed',
+  CLAIMED: 'Claimed',
+  EXPIRED: 'Expired (refunded)',
+  VOIDED: 'Voided (refunded)',
+  FAILED: 'Failed',
+};
+
+function legLine(name: string, leg: Leg | null): HTMLElement | null {
+  if (!leg) return null;
+  return h(
+    'li',
+    null,
+    `${name}: `,
+    statusBadge(leg.status),
+    leg.verified ? ' verified' : '',
+    ' ',
+    txLink(leg.txHash, leg.explorerUrl, '(not sent yet)'),
+  );
+}
+
+function mailControls(list: LettersList, letter: Letter, status: HTMLElement): HTMLElement | null {
+  if (letter.status !== 'ESCROWED') return null;
+  const method = h(
+    'select',
+    null,
+    h('option', { value: 'standard' }, 'Standard (first-class)'),
+    h('option', { value: 'tracked' }, 'Tracked (certified or registered, with tracking)'),
+  );
+  const submit = h('button', { type: 'submit', class: 'secondary' }, 'Mail it');
+  const form = h(
+    'form',
+    { class: 'inline-form', 'aria-label': `Mail the letter for ${letter.recipient.name}` },
+    field('Delivery', method),
+    submit,
+  );
+  onSubmit(form, submit, status, async () => {
+    const data = await post<{ letter: Letter }>(`/transfer/letter/${letter.id}/mail`, {
+      deliveryMethod: method.value,
+    });
+    showInfo(
+      list.status,
+      `Letter for ${letter.recipient.name} sent to the printer (${data.letter.mail?.deliveryMethod ?? method.value}).`,
+    );
+    await list.changed(letter.id);
+  });
+  return form;
+}
+
+function voidControls(list: LettersList, letter: Letter, status: HTMLElement): HTMLElement | null {
+  if (letter.status !== 'ESCROWED' && letter.status !== 'MAILED') return null;
+  const slot = h('div', { class: 'void' });
+  const start = h('button', { type: 'button', class: 'danger' }, 'Void…');
+  start.setAttribute('aria-label', `Void the letter for ${letter.recipient.name}`);
+  const reset = () => replace(slot, start);
+  start.addEventListener('click', () => {
+    const mailed = letter.status === 'MAILED';
+    const ack = h('input', { type: 'checkbox', id: uid('ack') });
+    const confirm = h('button', { type: 'submit', class: 'danger' }, 'Void and refund');
+    const cancel = h('button', { type: 'button', class: 'secondary' }, 'Keep the letter');
+    cancel.addEventListener('click', () => {
+      reset();
+      start.focus();
+    });
+    const form = h(
+      'form',
+      { class: 'confirm', 'aria-label': 'Confirm void' },
+      h(
+        'p',
+        null,
+        'Voiding refunds the escrowed amount to your sending wallet. The claim code stops working.',
+      ),
+      mailed
+        ? h(
+            'div',
+            { class: 'choice' },
+            ack,
+            h(
+              'label',
+              { for: ack.id },
+              'I understand this letter was already mailed: the paper letter will stop working.',
+            ),
+          )
+        : null,
+      h('div', { class: 'actions' }, confirm, cancel),
+    );
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      if (mailed && !ack.checked) {
+        showError(status, 'Tick the box to confirm that the mailed letter will stop working.');
+        ack.focus();
+        return;
+      }
+      confirm.disabled = true;
+      try {
+        await post(`/transfer/letter/${letter.id}/void`, mailed ? { acknowledgeMailed: true } : {});
+        showInfo(
+          list.status,
+          `Letter for ${letter.recipient.name} voided; the refund is on its way to your wallet.`,
+        );
+        await list.changed(letter.id);
+      } catch (error) {
+        showError(status, plainError(error));
+        confirm.disabled = false;
+      }
+    });
+    replace(slot, form);
+    (mailed ? ack : confirm).focus();
+  });
+  reset();
+  return slot;
+}
+
+/** One letter: its facts, mail tracking, code and legs, and what its sender can do with it (PDF, mail, void). */
+export function letterCard(ctx: Ctx, list: LettersList, letter: Letter): HTMLElement {
+  const headingId = uid('letter');
+  const status = statusArea();
+  const address = letter.recipient.address;
+  const mail = letter.mail;
+  const claimed = letter.status === 'CLAIMED';
+  return h(
+    'article',
+    {
+      class: 'card letter',
+      'aria-labelledby': headingId,
+      'data-letter-id': letter.id,
+      'data-status': letter.status,
+    },
+    h(
+      'div',
+      { class: 'section-head' },
+      h('h3', { id: headingId, tabindex: -1 }, `To ${letter.recipient.name}`),
+      h('span', { class: `badge badge-${letter.status.toLowerCase()}` }, STATUS_WORDS[letter.status]),
+    ),
+    h(
+      'dl',
+      { class: 'facts' },
+      h('dt', null, 'Amount'),
+      h('dd', null, claimed ? `${formatAmount(letter.amount)} ${letter.token}` : 'sealed'),
+      h('dt', null, 'From'),
+      h('dd', null, walletName(ctx, letter.sender.walletId)),
+      h('dt', null, 'Address'),
+      h(
+        'dd',
+        null,
+        [address.line1, address.line2, address.city, address.region, address.postal, address.countryName]
+          .filter(Boolean)
+          .join(', '),
+      ),
+      h('dt', null, 'Created'),
+      h('dd', null, formatTime(letter.createdAt)),
+      h('dt', null, 'Expires'),
+      h('dd', null, formatDate(letter.expiresAt)),
+      claimed && letter.claim
+        ? [
+            h('dt', null, 'Claimed'),
+            h(
+              'dd',
+              null,
+              `${formatTime(letter.claim.claimedAt)} into ${shortHex(letter.claim.walletAddress, 4)}`,
+            ),
+          ]
+        : null,
+      mail
+        ? [
+            h('dt', null, 'Mail'),
+            h(
+              'dd',
+              { class: 'mail' },
+              `${mail.deliveryMethod === 'tracked' ? 'Tracked' : 'Standard'} · ${mail.status}`,
+              mail.trackingNumber ? [' · tracking ', h('code', null, mail.trackingNumber)] : null,
+              mail.expectedDeliveryDate ? ` · expected ${formatDate(mail.expectedDeliveryDate)}` : null,
+              ` · mailed ${formatTime(mail.mailedAt)}`,
+              mail.testMode ? ' · test mode (not actually printed)' : null,
+            ),
+          ]
+        : null,
+      letter.error ? [h('dt', null, 'Problem'), h('dd', { class: 'error' }, letter.error)] : null,
+    ),
+    letter.claimCode && (letter.status === 'ESCROWED' || letter.status === 'MAILED')
+      ? h('details', null, h('summary', null, 'Claim code, link and QR'), codeBlock(letter))
+      : null,
+    h(
+      'details',
+      null,
+      h('summary', null, 'On-chain legs'),
+      h(
+        'ul',
+        { class: 'legs' },
+        legLine('Escrow', letter.escrow),
+        legLine('Claim', letter.claim),
+        legLine('Refund', letter.refund),
+      ),
+    ),
+    h(
+      'div',
+      { class: 'actions' },
+      pdfButton(letter, list.status),
+      mailControls(list, letter, status),
+      voidControls(list, letter, status),
+    ),
+    status,
+  );
+}

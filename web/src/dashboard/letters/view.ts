@@ -1,0 +1,109 @@
+/** Letters of value: create (escrow), list with status, PDF, claim code and QR, mail, void, tracking. */
+
+import { get, query } from '../../api.ts';
+import { h, pager, replace, showError, statusArea, uid } from '../../dom.ts';
+import { plainError } from '../../errors.ts';
+import type { Letter, Page } from '../../types.ts';
+import type { Ctx } from '../context.ts';
+import { createForm } from './create-form.ts';
+import { letterCard } from './letter-card.ts';
+import type { LettersList } from './parts.ts';
+
+const PAGE_SIZE = 20;
+const POLL_MS = 10_000;
+
+export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
+  await ctx.reloadWallets().catch(() => {});
+  let page = 1;
+  let letters: Page<Letter> = { items: [], page: 1, pageSize: PAGE_SIZE, total: 0 };
+  const cards = new Map<string, { json: string; element: HTMLElement }>();
+  const element = h('div', { class: 'letter-list' });
+
+  const list: LettersList = {
+    status: statusArea(),
+    refresh,
+    async showNewest() {
+      page = 1;
+      await refresh();
+    },
+    async changed(letterId) {
+      await refresh();
+      // After an action rebuilt a card, keep keyboard focus on it (its heading).
+      element.querySelector<HTMLElement>(`article[data-letter-id="${CSS.escape(letterId)}"] h3`)?.focus();
+    },
+  };
+
+  function render(): void {
+    if (letters.items.length === 0) {
+      replace(element, h('p', { class: 'empty' }, 'No letters yet.'));
+      return;
+    }
+    const seen = new Set<string>();
+    const elements = letters.items.map((letter) => {
+      seen.add(letter.id);
+      const json = JSON.stringify(letter);
+      const cached = cards.get(letter.id);
+      if (cached && cached.json === json) return cached.element;
+      const card = letterCard(ctx, list, letter);
+      cards.set(letter.id, { json, element: card });
+      return card;
+    });
+    for (const id of cards.keys()) if (!seen.has(id)) cards.delete(id);
+    // Move the cards in place rather than rebuilding: unchanged cards keep open details and focus.
+    const pages = pager({ page, pageSize: PAGE_SIZE, total: letters.total }, (to) => {
+      page = to;
+      void refresh();
+    });
+    const focused = document.activeElement;
+    element.replaceChildren(...elements, pages);
+    if (focused instanceof HTMLElement && element.contains(focused)) focused.focus();
+  }
+
+  async function refresh(): Promise<void> {
+    letters = await get<Page<Letter>>(`/transfer/letter${query({ page, pageSize: PAGE_SIZE })}`);
+    render();
+  }
+
+  try {
+    await refresh();
+  } catch (error) {
+    showError(list.status, plainError(error));
+  }
+  ctx.every(POLL_MS, async () => {
+    try {
+      await refresh();
+    } catch (error) {
+      showError(list.status, plainError(error));
+    }
+  });
+
+  const createHeading = uid('h');
+  const listHeading = uid('h');
+  return h(
+    'div',
+    { class: 'view' },
+    h('h1', { tabindex: -1 }, 'Letters of value'),
+    h(
+      'p',
+      { class: 'lead' },
+      'Escrow an amount in the vault, then print and mail the letter or hand over its code. The recipient claims it into their own wallet; the amount and memo stay sealed until then.',
+    ),
+    h(
+      'div',
+      { class: 'columns' },
+      h(
+        'section',
+        { class: 'card', 'aria-labelledby': createHeading },
+        h('h2', { id: createHeading }, 'New letter'),
+        createForm(ctx, list),
+      ),
+      h(
+        'section',
+        { 'aria-labelledby': listHeading, class: 'list-section' },
+        h('h2', { id: listHeading }, 'Your letters'),
+        list.status,
+        element,
+      ),
+    ),
+  );
+}

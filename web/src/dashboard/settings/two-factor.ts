@@ -1,0 +1,120 @@
+/** Two-factor authentication (TOTP): enroll with a QR code, confirm, and disable with password and code. */
+
+import { post } from '../../api.ts';
+import { totpCodeInput } from '../../auth.ts';
+import { copyButton, field, h, replace, section, showError, showInfo, statusArea } from '../../dom.ts';
+import { plainError } from '../../errors.ts';
+import { qrCanvas } from '../../qr.ts';
+import type { Ctx } from '../context.ts';
+
+export function twoFactor(ctx: Ctx): HTMLElement {
+  const body = h('div', { class: 'stack' });
+  const status = statusArea();
+
+  function enabledView(): void {
+    const pw = h('input', { type: 'password', autocomplete: 'current-password', required: true });
+    const code = totpCodeInput();
+    const submit = h('button', { type: 'submit', class: 'danger' }, 'Turn off two-factor');
+    const form = h(
+      'form',
+      { class: 'stack', 'aria-label': 'Turn off two-factor authentication' },
+      h(
+        'p',
+        null,
+        h('strong', null, 'Two-factor authentication is on.'),
+        ' Logging in asks for a code from your app.',
+      ),
+      field('Password', pw),
+      field('Current 6-digit code', code),
+      submit,
+    );
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      submit.disabled = true;
+      try {
+        await post('/me/totp/disable', { password: pw.value, code: code.value.trim() });
+        ctx.setUser({ ...ctx.user, totpEnabled: false });
+        disabledView();
+        showInfo(status, 'Two-factor authentication is off.');
+      } catch (error) {
+        showError(status, plainError(error));
+        submit.disabled = false;
+      }
+    });
+    replace(body, form);
+  }
+
+  function disabledView(): void {
+    const start = h('button', { type: 'button' }, 'Set up two-factor');
+    start.addEventListener('click', async () => {
+      start.disabled = true;
+      replace(status);
+      try {
+        const setup = await post<{ secret: string; otpauthUrl: string }>('/me/totp/setup');
+        enrollView(setup.secret, setup.otpauthUrl);
+      } catch (error) {
+        showError(status, plainError(error));
+        start.disabled = false;
+      }
+    });
+    replace(
+      body,
+      h(
+        'p',
+        null,
+        'Two-factor authentication is off. Turn it on to ask for a code from an authenticator app at login.',
+      ),
+      start,
+    );
+  }
+
+  function enrollView(secret: string, otpauthUrl: string): void {
+    const code = totpCodeInput();
+    const submit = h('button', { type: 'submit' }, 'Turn on two-factor');
+    const form = h(
+      'form',
+      { class: 'stack', 'aria-label': 'Confirm two-factor setup' },
+      field('6-digit code shown by the app', code),
+      submit,
+    );
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      submit.disabled = true;
+      try {
+        await post('/me/totp/enable', { code: code.value.trim() });
+        ctx.setUser({ ...ctx.user, totpEnabled: true });
+        enabledView();
+        showInfo(status, 'Two-factor authentication is on.');
+      } catch (error) {
+        showError(status, plainError(error));
+        submit.disabled = false;
+        code.select();
+      }
+    });
+    replace(
+      body,
+      h(
+        'p',
+        null,
+        'Scan this QR code with an authenticator app, or type the secret into it. Then enter the code it shows.',
+      ),
+      h(
+        'div',
+        { class: 'code-block' },
+        qrCanvas(otpauthUrl, 'QR code for your authenticator app'),
+        h(
+          'dl',
+          null,
+          h('dt', null, 'Secret'),
+          h('dd', null, h('code', { class: 'totp-secret' }, secret), ' ', copyButton(secret, 'Copy secret')),
+        ),
+      ),
+      form,
+    );
+    code.focus();
+  }
+
+  if (ctx.user.totpEnabled) enabledView();
+  else disabledView();
+  return section('Two-factor authentication', body, status);
+}
