@@ -66,6 +66,24 @@ export async function updateUser(
   return row;
 }
 
+/**
+ * Updates the user only if its token version is still `tokenVersion` (a guarded update): of two requests that both
+ * checked the same credentials, only the first may replace them. `undefined` when another request got there first.
+ */
+export async function updateUserAtVersion(
+  db: DbOrTx,
+  id: string,
+  tokenVersion: number,
+  values: Partial<Omit<UserRow, 'id' | 'createdAt'>>,
+): Promise<UserRow | undefined> {
+  const [row] = await db
+    .update(users)
+    .set(values)
+    .where(and(eq(users.id, id), eq(users.tokenVersion, tokenVersion)))
+    .returning();
+  return row;
+}
+
 /** Mints a session; the cookie carries the token, the database only its hash. */
 export async function createSession(
   db: DbOrTx,

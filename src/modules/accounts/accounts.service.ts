@@ -14,6 +14,7 @@ import {
   insertUser,
   revokeSession,
   updateUser,
+  updateUserAtVersion,
 } from './accounts.repository.ts';
 import { assertPasswordPolicy, hashPassword, verifyPassword } from './password.ts';
 
@@ -173,12 +174,17 @@ export async function changePassword(
   const now = deps.clock.now();
   const passwordHash = await hashPassword(passwords.newPassword);
   return deps.database.db.transaction(async (tx) => {
-    const updated = await changeUser(
-      deps,
-      user.id,
-      { passwordHash, mustChangePassword: false, tokenVersion: user.tokenVersion + 1, updatedAt: now },
-      tx,
-    );
+    // Guarded by the token version the caller's credentials were checked at: of concurrent changes, the first
+    // wins and ends every other session, so the others' sessions (and current passwords) are no longer valid.
+    const updated = await updateUserAtVersion(tx, user.id, user.tokenVersion, {
+      passwordHash,
+      mustChangePassword: false,
+      tokenVersion: user.tokenVersion + 1,
+      updatedAt: now,
+    });
+    deps.credentialCache?.forgetUser(user.id);
+    if (!updated)
+      throw new AppError('session_expired', 'The password was changed by another request. Log in again.');
     await endSession(deps, caller.sessionId, tx, now);
     const { token, session } = await createSession(tx, updated, now);
     return { user: updated, token, expiresAt: session.expiresAt };

@@ -269,6 +269,30 @@ describe('password change', () => {
     expect((await login(caller.email, caller.password, '192.0.2.51')).statusCode).toBe(401);
   });
 
+  it("lets one of concurrent changes win: the others get 401 session_expired, and the winner's password is the one", async () => {
+    const caller = await signup(ctx.app);
+    const attempts = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        ctx.app.inject({
+          method: 'POST',
+          url: '/api/v1/me/password',
+          headers: caller.headers,
+          payload: { currentPassword: caller.password, newPassword: `Concurrent-Pass-${i}x` },
+        }),
+      ),
+    );
+    const winners = attempts.flatMap((response, i) => (response.statusCode === 200 ? [i] : []));
+    expect(winners).toHaveLength(1);
+    for (const response of attempts.filter((response) => response.statusCode !== 200)) {
+      expect(errorOf(response)).toMatchObject({ status: 401, code: 'session_expired' });
+    }
+    const winner = winners[0] as number;
+    for (let i = 0; i < attempts.length; i++) {
+      const response = await login(caller.email, `Concurrent-Pass-${i}x`, '192.0.2.52');
+      expect(response.statusCode).toBe(i === winner ? 200 : 401);
+    }
+  });
+
   it('refuses a weak new password and a wrong current one', async () => {
     const caller = await signup(ctx.app);
     const weak = await ctx.app.inject({
