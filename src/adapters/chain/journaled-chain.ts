@@ -8,8 +8,7 @@
  *   one block, and the journal records that timestamp, so a replay reproduces identical blocks and hashes.
  * - Methods that would rewrite history (`evm_snapshot`/`evm_revert`, `hardhat_reset`, automine switches) are refused.
  */
-import type { Eip1193 } from './edr.ts';
-import { RpcError } from './edr.ts';
+import { type Eip1193, RpcError } from './evm.ts';
 import type { Journal, JournalEntry } from './journal.ts';
 
 const SUBMIT_METHODS = new Set(['eth_sendRawTransaction', 'eth_sendTransaction']);
@@ -79,10 +78,19 @@ export class JournaledChain implements Eip1193 {
   #now: () => number;
   /** Called for each `input` entry during replay (the fhEVM mock re-registers those clear values). */
   onInputEntry: ((entry: Extract<JournalEntry, { k: 'input' }>) => Promise<void>) | null = null;
+  /** Called after each entry appended to the journal (the embedded network counts them to take snapshots). */
+  onJournaled: (() => void) | null = null;
 
-  constructor(edr: Eip1193, options: { now?: () => number } = {}) {
+  /** `clockOffset`: the offset a snapshot saved, when the chain was loaded from one. */
+  constructor(edr: Eip1193, options: { now?: () => number; clockOffset?: number } = {}) {
     this.#edr = edr;
     this.#now = options.now ?? (() => Math.floor(Date.now() / 1000));
+    this.#clockOffset = options.clockOffset ?? 0;
+  }
+
+  /** Seconds added to wall time for new blocks (evm_increaseTime, evm_setNextBlockTimestamp). */
+  get clockOffset(): number {
+    return this.#clockOffset;
   }
 
   /** Reads the latest block's timestamp; call once before use. */
@@ -119,6 +127,17 @@ export class JournaledChain implements Eip1193 {
 
   get journalLength(): number {
     return this.#journal?.count ?? 0;
+  }
+
+  /**
+   * Runs `fn` with no state-changing request in flight and none starting until it ends: what it reads of the
+   * chain is exactly what the journal holds (a snapshot is taken this way).
+   */
+  whileIdle<T>(fn: () => Promise<T>): Promise<T> {
+    return this.#exclusive(async () => {
+      if (this.#broken) throw this.#broken;
+      return fn();
+    });
   }
 
   async #apply(entry: JournalEntry): Promise<void> {
@@ -167,6 +186,7 @@ export class JournaledChain implements Eip1193 {
       this.#broken = new Error(`Chain journal write failed: ${(error as Error).message}`, { cause: error });
       throw this.#broken;
     }
+    this.onJournaled?.();
   }
 
   /** Runs `fn` after every earlier state-changing request has finished. */

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseEther } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RpcError } from './edr.ts';
 import { createEmbeddedNetwork, type EmbeddedNetwork } from './embedded.ts';
+import { RpcError } from './evm.ts';
 import { handleJsonRpcBody, isDevnetRpcMethod, isPublicRpcMethod, jsonRpcParseError } from './jsonrpc.ts';
 import { signTransaction } from './tx.ts';
 

@@ -7,7 +7,7 @@
  * sign with node-held keys, and the fhEVM relayer methods); `isDevnetRpcMethod` adds the development methods.
  */
 import { isRelayerMethod } from '../confidential/relayer-methods.ts';
-import { RpcError } from './edr.ts';
+import { RpcError } from './evm.ts';
 
 export type JsonRpcId = string | number | null;
 
