@@ -1,6 +1,7 @@
 /**
- * Test helpers (not tests) for the embedded network: wallets, money moves, and a view of the chain to compare
- * before and after a restart. Shared by the tests and their crash children (processes killed with SIGKILL).
+ * Test helpers (not tests) for the embedded network and the devnet: wallets, money moves, and a view of the chain
+ * to compare before and after a restart. Shared by the tests and their crash children (processes killed with
+ * SIGKILL).
  */
 import { type Address, type Hex, parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -14,8 +15,8 @@ import {
   getGasBalance,
   getStablecoinBalance,
 } from '../confidential/helpers.ts';
-import type { EmbeddedNetwork } from './embedded.ts';
 import { sendTransactionOrThrow } from './tx.ts';
+import type { Network } from './types.ts';
 
 export interface Wallet {
   address: Address;
@@ -27,7 +28,7 @@ export function newWallet(privateKey: Hex = generatePrivateKey()): Wallet {
 }
 
 /** Gas, then `confidential` base units minted, approved and wrapped into the confidential token. */
-export async function fund(network: EmbeddedNetwork, wallet: Wallet, confidential: bigint): Promise<void> {
+export async function fund(network: Network, wallet: Wallet, confidential: bigint): Promise<void> {
   const op = network.operator.privateKey;
   const { stablecoin, confidentialToken } = network.contracts;
   await sendTransactionOrThrow(network, { privateKey: op, to: wallet.address, value: parseEther('1') });
@@ -49,7 +50,7 @@ export async function fund(network: EmbeddedNetwork, wallet: Wallet, confidentia
 }
 
 export async function confidentialTransfer(
-  network: EmbeddedNetwork,
+  network: Network,
   from: Wallet,
   to: Address,
   amount: bigint,
@@ -73,8 +74,9 @@ export interface ChainView {
   wallets: { gas: bigint; stable: bigint; handle: Hex; confidential: bigint }[];
 }
 
-export async function chainView(network: EmbeddedNetwork, wallets: Wallet[]): Promise<ChainView> {
-  const blockNumber = await network.publicClient.getBlockNumber();
+export async function chainView(network: Network, wallets: Wallet[]): Promise<ChainView> {
+  // Not viem's cached block number (a client over HTTP keeps it for 4 s).
+  const blockNumber = await network.publicClient.getBlockNumber({ cacheTime: 0 });
   const blockHashes: Hex[] = [];
   for (let n = 0n; n <= blockNumber; n++) {
     blockHashes.push((await network.publicClient.getBlock({ blockNumber: n })).hash);
