@@ -49,12 +49,7 @@ export async function fund(network: Network, wallet: Wallet, confidential: bigin
   });
 }
 
-export async function confidentialTransfer(
-  network: Network,
-  from: Wallet,
-  to: Address,
-  amount: bigint,
-) {
+export async function confidentialTransfer(network: Network, from: Wallet, to: Address, amount: bigint) {
   const encrypted = await network.rail.encryptAmount({
     contract: network.contracts.confidentialToken,
     caller: from.address,
