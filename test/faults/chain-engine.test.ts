@@ -21,17 +21,12 @@ afterAll(async () => {
   for (const service of running) await kill9(service);
 });
 
-async function start(dataDir: string): Promise<ServiceProcess> {
-  const service = await spawnService({ dataDir });
-  running.push(service);
-  await waitReady(service);
-  return service;
-}
-
 describe('the chain engine process (anvil)', () => {
   it('goes with `npm start` on kill -9 and on SIGTERM, and a restart on the same DATA_DIR serves again', async () => {
     const dataDir = freshDataDir('sealpay-engine-');
-    let service = await start(dataDir);
+    let service = await spawnService({ dataDir });
+    running.push(service);
+    await waitReady(service);
     let engine = chainEngineOf(service);
     expect(engine.anvil.command[0]).toMatch(/@foundry-rs\/anvil-[a-z0-9-]+\/bin\/anvil$/);
     // A port the kernel chose, on the loopback only.
@@ -40,7 +35,9 @@ describe('the chain engine process (anvil)', () => {
     await kill9(service);
     await waitGone([engine.guard, engine.anvil]);
 
-    service = await start(dataDir);
+    service = await spawnService({ dataDir, port: service.port });
+    running.push(service);
+    await waitReady(service);
     engine = chainEngineOf(service);
     await stopGracefully(service);
     expect((await service.exited).code).toBe(0);
