@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Address, type Hex, parseEther } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   decryptConfidentialBalance,
@@ -119,9 +120,56 @@ describe('embedded network persistence', () => {
       await expect(createEmbeddedNetwork({ dataDir })).rejects.toThrow(/in use/);
       await expect(network.rpc({ method: 'evm_snapshot' })).rejects.toThrow(/not supported/);
       await expect(network.rpc({ method: 'hardhat_reset' })).rejects.toThrow(/not supported/);
+      // Anvil would pool it without the journal seeing it.
+      await expect(network.rpc({ method: 'eth_sendUnsignedTransaction' })).rejects.toThrow(/not supported/);
       await expect(network.rpc({ method: 'no_suchMethod' })).rejects.toThrow(/not found/);
     } finally {
       await network.close();
+    }
+  });
+});
+
+describe('eth_sendRawTransactionSync (EIP-7966)', () => {
+  it('answers with the receipt, and is journaled as eth_sendRawTransaction', async () => {
+    const dataDir = tempDir();
+    const alice = newWallet();
+    let hash: Hex;
+    const network = await createEmbeddedNetwork({ dataDir });
+    try {
+      await sendTransactionOrThrow(network, {
+        privateKey: network.operator.privateKey,
+        to: alice.address,
+        value: parseEther('1'),
+      });
+      const serialized = await privateKeyToAccount(alice.privateKey).signTransaction({
+        type: 'eip1559',
+        chainId: network.chainId,
+        nonce: 0,
+        to: network.operator.address,
+        value: 7n,
+        gas: 21_000n,
+        maxFeePerGas: 10n ** 10n,
+        maxPriorityFeePerGas: 1n,
+      });
+      const before = network.journalLength();
+      const receipt = (await network.rpc({ method: 'eth_sendRawTransactionSync', params: [serialized] })) as {
+        status: string;
+        transactionHash: Hex;
+      };
+      expect(receipt.status).toBe('0x1');
+      hash = receipt.transactionHash;
+      expect(network.journalLength()).toBe(before + 1);
+    } finally {
+      await network.close();
+    }
+    // The journal alone brings it back.
+    rmSync(path.join(dataDir, 'chain', 'snapshots'), { recursive: true });
+    const again = await createEmbeddedNetwork({ dataDir });
+    try {
+      expect(again.startup.snapshotEntries).toBeNull();
+      expect((await again.publicClient.getTransactionReceipt({ hash })).status).toBe('success');
+    } finally {
+      await again.close();
     }
   });
 });

@@ -13,6 +13,12 @@ import type { Journal, JournalEntry } from './journal.ts';
 
 const SUBMIT_METHODS = new Set(['eth_sendRawTransaction', 'eth_sendTransaction']);
 
+/** EIP-7966: submit, and answer with the receipt once mined (here: at once). Journaled as the plain method. */
+const SYNC_SUBMIT_METHODS = new Map([
+  ['eth_sendRawTransactionSync', 'eth_sendRawTransaction'],
+  ['eth_sendTransactionSync', 'eth_sendTransaction'],
+]);
+
 /** Cheat codes that change state without mining: replayed verbatim. */
 const STATE_METHODS = new Set([
   'hardhat_setCode',
@@ -30,6 +36,8 @@ const STATE_METHODS = new Set([
 ]);
 
 const REFUSED_METHODS = new Set([
+  // Anvil would put the transaction in its pool without it passing here: the journal would not hold it.
+  'eth_sendUnsignedTransaction',
   'evm_snapshot',
   'evm_revert',
   'hardhat_reset',
@@ -46,6 +54,7 @@ const READ_METHODS = new Set(['hardhat_getAutomine', 'hardhat_metadata']);
 export function isStateChanging(method: string): boolean {
   return (
     SUBMIT_METHODS.has(method) ||
+    SYNC_SUBMIT_METHODS.has(method) ||
     STATE_METHODS.has(method) ||
     method === 'evm_mine' ||
     method === 'hardhat_mine' ||
@@ -224,12 +233,11 @@ export class JournaledChain implements Eip1193 {
 
   async #write(method: string, params: unknown[]): Promise<unknown> {
     if (this.#broken) throw this.#broken;
-    if (SUBMIT_METHODS.has(method)) {
-      const result = await this.#edr.request({ method, params });
-      const ts = this.#nextBlockTimestamp();
-      await this.#mineAt(ts);
-      await this.#record({ k: 'tx', m: method, p: params, ts });
-      return result;
+    if (SUBMIT_METHODS.has(method)) return this.#submit(method, params);
+    const plain = SYNC_SUBMIT_METHODS.get(method);
+    if (plain) {
+      const hash = await this.#submit(plain, params.slice(0, 1));
+      return this.#edr.request({ method: 'eth_getTransactionReceipt', params: [hash] });
     }
     if (STATE_METHODS.has(method)) {
       const result = await this.#edr.request({ method, params });
@@ -287,6 +295,15 @@ export class JournaledChain implements Eip1193 {
       default:
         throw new RpcError(-32601, `Method ${method} not found`);
     }
+  }
+
+  /** A transaction submitted, then one block mined: the journal's `tx` entry. */
+  async #submit(method: string, params: unknown[]): Promise<unknown> {
+    const result = await this.#edr.request({ method, params });
+    const ts = this.#nextBlockTimestamp();
+    await this.#mineAt(ts);
+    await this.#record({ k: 'tx', m: method, p: params, ts });
+    return result;
   }
 
   /** Waits for every pending state-changing request. */

@@ -73,6 +73,9 @@ describe('handleJsonRpcBody', () => {
   it('serves only wallet methods unless told otherwise', async () => {
     expect(isPublicRpcMethod('eth_sendRawTransaction')).toBe(true);
     expect(isPublicRpcMethod('eth_sendTransaction')).toBe(false);
+    expect(isPublicRpcMethod('eth_sendTransactionSync')).toBe(false);
+    expect(isPublicRpcMethod('eth_sendUnsignedTransaction')).toBe(false);
+    expect(isPublicRpcMethod('eth_sendRawTransactionSync')).toBe(true);
     expect(isPublicRpcMethod('evm_mine')).toBe(false);
     const body = { jsonrpc: '2.0', id: 1, method: 'hardhat_setBalance', params: [] };
     expect(await handleJsonRpcBody(fake, body)).toMatchObject({ error: { code: -32601 } });

@@ -36,6 +36,8 @@ export interface JsonRpcOptions {
 
 const NODE_SIGNING_METHODS = new Set([
   'eth_sendTransaction',
+  'eth_sendTransactionSync',
+  'eth_sendUnsignedTransaction',
   'eth_sign',
   'eth_signTransaction',
   'eth_signTypedData',
