@@ -155,7 +155,8 @@ export async function createEmbeddedNetwork(options: EmbeddedNetworkOptions): Pr
 }
 
 interface Engine {
-  evm: Eip1193;
+  /** The journaled front of the EVM, its state loaded from `snapshot` when there is one. */
+  chain: JournaledChain;
   /** The anvil process (null on EDR, which runs in this process and cannot save its state). */
   anvil: AnvilProcess | null;
   snapshot: ChainSnapshot | null;
@@ -217,14 +218,29 @@ async function startAnvilEngine(
           `it loads to block ${head.number} (${head.hash}), it was taken at block ${snapshot.head.number} (${snapshot.head.hash})`,
         );
       }
-      return { evm: anvil, anvil, snapshot };
+      const chain = new JournaledChain(anvil, { clockOffset: snapshot.clockOffset });
+      await chain.init();
+      await chain.restoreExtras(snapshot.node);
+      return { chain, anvil, snapshot };
     } catch (error) {
       await anvil.close();
       logger.warn(`chain snapshot ${name} not used: ${(error as Error).message}`);
     }
   }
   const anvil = await start();
-  return { evm: anvil, anvil, snapshot: null };
+  const chain = new JournaledChain(anvil);
+  await chain.init();
+  return { chain, anvil, snapshot: null };
+}
+
+async function startEdrEngine(state: PersistedState): Promise<Engine> {
+  const edr = await createEdrProvider({
+    genesisTimestamp: BigInt(state.genesisTimestamp),
+    fundedAccounts: [{ address: state.operatorAddress, balance: OPERATOR_GENESIS_BALANCE }],
+  });
+  const chain = new JournaledChain(edr);
+  await chain.init();
+  return { chain, anvil: null, snapshot: null };
 }
 
 async function startEmbeddedNetwork(
@@ -277,14 +293,7 @@ async function startEmbeddedNetwork(
   const engine: Engine =
     engineName === 'anvil'
       ? await startAnvilEngine(dir, state, journalFile, logger, onEngineExit)
-      : {
-          evm: await createEdrProvider({
-            genesisTimestamp: BigInt(state.genesisTimestamp),
-            fundedAccounts: [{ address: operatorAddress, balance: OPERATOR_GENESIS_BALANCE }],
-          }),
-          anvil: null,
-          snapshot: null,
-        };
+      : await startEdrEngine(state);
   try {
     return await openNetwork({
       dir,
@@ -334,10 +343,7 @@ async function openNetwork(params: OpenParams): Promise<EmbeddedNetwork> {
   let state = params.state;
   const operatorAddress = state.operatorAddress;
   const journalFile = path.join(dir, 'journal.jsonl');
-  const snapshot = engine.snapshot;
-
-  const chain = new JournaledChain(engine.evm, { clockOffset: snapshot?.clockOffset ?? 0 });
-  await chain.init();
+  const { chain, snapshot } = engine;
 
   const { entries, droppedBytes, end } = readJournal(journalFile, snapshot?.journal ?? JOURNAL_START);
   if (droppedBytes > 0) logger.warn(`chain journal: dropped a torn last line (${droppedBytes} bytes)`);
@@ -430,6 +436,7 @@ async function openNetwork(params: OpenParams): Promise<EmbeddedNetwork> {
           if (position.entries === snapshotter?.coveredEntries) return null;
           const head = await latestBlock(anvil);
           const chainState = await anvil.dumpState();
+          const node = await chain.captureExtras();
           const coprocessor = await mock.saveDatabase();
           return {
             version: 1,
@@ -437,6 +444,7 @@ async function openNetwork(params: OpenParams): Promise<EmbeddedNetwork> {
             head,
             clockOffset: chain.clockOffset,
             chain: chainState,
+            node,
             coprocessor,
           } satisfies ChainSnapshot;
         }),

@@ -18,7 +18,8 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Hex } from 'viem';
+import { type Hex, parseEther } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   type ChainView,
@@ -30,6 +31,7 @@ import {
 } from './embedded.fixtures.ts';
 import { createEmbeddedNetwork, type EmbeddedNetwork, type EmbeddedNetworkOptions } from './embedded.ts';
 import { listSnapshots, readSnapshot, writeSnapshot } from './snapshot.ts';
+import { sendTransactionOrThrow } from './tx.ts';
 
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
@@ -267,6 +269,59 @@ describe('embedded network snapshots', () => {
       expect(await chainView(network, [alice, bob])).toEqual(view);
     });
     expect(warnings.join('\n')).toMatch(/not used: its content does not match its checksum/);
+  });
+
+  it('puts back what the state dump lacks: a transaction waiting in the pool behind a nonce gap, an impersonated account', async () => {
+    const dataDir = tempDir();
+    const alice = newWallet();
+    const impersonated = newWallet().address;
+    const account = privateKeyToAccount(alice.privateKey);
+    const transfer = (nonce: number) =>
+      account.signTransaction({
+        type: 'eip1559',
+        chainId: 31337,
+        nonce,
+        to: impersonated,
+        value: 1n,
+        gas: 21_000n,
+        maxFeePerGas: 10n ** 10n,
+        maxPriorityFeePerGas: 1n,
+      });
+    const waiting = await withNetwork({ dataDir }, async (network) => {
+      await sendTransactionOrThrow(network, {
+        privateKey: network.operator.privateKey,
+        to: alice.address,
+        value: parseEther('1'),
+      });
+      // Nonce 1 before nonce 0: it waits in the pool.
+      const hash = (await network.rpc({
+        method: 'eth_sendRawTransaction',
+        params: [await transfer(1)],
+      })) as Hex;
+      await network.rpc({ method: 'hardhat_impersonateAccount', params: [impersonated] });
+      await network.rpc({ method: 'hardhat_setBalance', params: [impersonated, '0xde0b6b3a7640000'] });
+      return hash;
+    });
+    const view = await withNetwork({ dataDir }, async (network) => {
+      expect(network.startup.replayedEntries).toBe(0);
+      expect(await network.rpc({ method: 'txpool_status' })).toEqual({ pending: '0x0', queued: '0x1' });
+      // Still impersonated: the node signs for it.
+      await network.rpc({
+        method: 'eth_sendTransaction',
+        params: [{ from: impersonated, to: alice.address, value: '0x1', gas: '0x5208' }],
+      });
+      // The gap filled: both of alice's transactions are mined in the next block.
+      await network.rpc({ method: 'eth_sendRawTransaction', params: [await transfer(0)] });
+      const mined = await network.publicClient.getTransactionReceipt({ hash: waiting });
+      expect(mined.status).toBe('success');
+      return chainView(network, [alice]);
+    });
+    // The journal alone gives the same blocks.
+    rmSync(snapshotsDir(dataDir), { recursive: true });
+    await withNetwork({ dataDir }, async (network) => {
+      expect(network.startup.snapshotEntries).toBeNull();
+      expect(await chainView(network, [alice])).toEqual(view);
+    });
   });
 
   it('a data directory stopped before its first snapshot replays its journal once, then starts from a snapshot', async () => {

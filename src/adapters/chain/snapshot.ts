@@ -16,6 +16,7 @@ import path from 'node:path';
 import { type CoprocessorState, isCoprocessorState } from '../confidential/fhevm-db.ts';
 import { compactDump } from './anvil-dump.ts';
 import type { JournalPosition } from './journal.ts';
+import type { NodeExtras } from './journaled-chain.ts';
 
 export interface ChainSnapshot {
   version: 1;
@@ -27,6 +28,8 @@ export interface ChainSnapshot {
   clockOffset: number;
   /** `anvil_dumpState` (gzip'ed JSON, hex), without call traces (anvil-dump.ts). */
   chain: string;
+  /** What the dump lacks: the pool's transactions, impersonated accounts, a next block's base fee. */
+  node: NodeExtras;
   coprocessor: CoprocessorState;
 }
 
@@ -58,6 +61,20 @@ export function listSnapshots(dir: string): { file: string; entries: number }[] 
       return match ? [{ file: path.join(dir, name), entries: Number(match[1]) }] : [];
     })
     .sort((a, b) => b.entries - a.entries);
+}
+
+function isNodeExtras(value: unknown): value is NodeExtras {
+  if (typeof value !== 'object' || value === null) return false;
+  const extras = value as Record<string, unknown>;
+  return (
+    Array.isArray(extras.pool) &&
+    extras.pool.every(
+      (tx: { hash?: unknown; m?: unknown }) => typeof tx?.hash === 'string' && typeof tx.m === 'string',
+    ) &&
+    Array.isArray(extras.impersonated) &&
+    extras.impersonated.every((address) => typeof address === 'string') &&
+    'nextBaseFee' in extras
+  );
 }
 
 function isPosition(value: unknown): value is JournalPosition {
@@ -99,6 +116,7 @@ export function readSnapshot(file: string): ChainSnapshot {
     !Number.isSafeInteger(snapshot.clockOffset) ||
     typeof snapshot.chain !== 'string' ||
     !snapshot.chain.startsWith('0x') ||
+    !isNodeExtras(snapshot.node) ||
     !isCoprocessorState(snapshot.coprocessor)
   ) {
     throw new Error('malformed content');
