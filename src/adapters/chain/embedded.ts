@@ -105,8 +105,9 @@ interface PersistedState {
 export const OPERATOR_GENESIS_BALANCE = 10n ** 9n * 10n ** 18n;
 
 /**
- * Journal entries between snapshots: after kill -9 at most this many are replayed (~3 ms each on anvil, a
- * confidential transfer being two entries); a snapshot holds the chain still for ~0.1 s at 2,000 transfers.
+ * Journal entries between snapshots (at least: they are also spaced so that the chain is held still at most a
+ * tenth of the time). After kill -9 about this many are replayed, ~3 ms each on anvil (a confidential transfer is
+ * two entries: its input, its transaction).
  */
 export const SNAPSHOT_EVERY_ENTRIES = 500;
 
