@@ -1,7 +1,9 @@
 /**
  * The EVM of the embedded network: anvil (Foundry), in a child process, driven over JSON-RPC on a loopback port.
  *
- * - The binary comes from npm (`@foundry-rs/anvil` and its platform package), so `npm install` is all it needs.
+ * - The binary comes from npm: Foundry's platform package (`@foundry-rs/anvil-linux-amd64`, an optional dependency:
+ *   the registry this project is built from serves no other platform's), so `npm install` is all it needs there;
+ *   elsewhere the error says which package to install.
  * - Anvil listens on a port the kernel picks (`--port 0`; we read it from anvil's "Listening on" line), so tests and
  *   services running side by side never clash.
  * - It runs under `anvil-guard.ts`, which kills it when the service's end of a pipe closes: whichever way the
@@ -17,10 +19,12 @@ import { fileURLToPath } from 'node:url';
 import { type Eip1193, EMBEDDED_HARDFORK, RpcError } from './evm.ts';
 
 const require = createRequire(import.meta.url);
+/** The anvil release this code is tested with (package.json pins its Linux x64 package to it). */
+const ANVIL_VERSION = '1.7.1';
 const GUARD = fileURLToPath(new URL('./anvil-guard.ts', import.meta.url));
 const START_TIMEOUT_MS = 30_000;
 
-/** `@foundry-rs/anvil`'s platform packages, as its own launcher names them. */
+/** Foundry's platform packages of anvil (those `@foundry-rs/anvil` would pick). */
 const PLATFORM_PACKAGES: Record<string, string> = {
   'linux-x64': '@foundry-rs/anvil-linux-amd64',
   'linux-arm64': '@foundry-rs/anvil-linux-arm64',
@@ -38,7 +42,7 @@ export function anvilBinary(): string {
     return require.resolve(`${name}/bin/${process.platform === 'win32' ? 'anvil.exe' : 'anvil'}`);
   } catch {
     throw new Error(
-      `The anvil binary for ${platform} is not installed: run \`npm install\` (it comes with the optional dependency ${name} of @foundry-rs/anvil)`,
+      `The anvil binary for ${platform} is not installed: run \`npm install --no-save ${name}@${ANVIL_VERSION}\``,
     );
   }
 }
