@@ -160,11 +160,17 @@ if (results.scaleout) {
       [line('1 worker process', d.oneWorker), line('3 worker processes', d.threeWorkers)],
     ),
     table(
-      'Devnet restart (SIGTERM, start again)',
-      ['after transfers', 'serving JSON-RPC ms', 'first decryption ms'],
-      d.restart.map((r) => [r.after, r.servingMs, r.firstDecryptionMs]),
+      'Restart (SIGTERM, start again; medians of 3)',
+      [
+        'process',
+        'after transfers',
+        'serving ms',
+        'first decryption ms',
+        'each restart (serving/decryption)',
+      ],
+      d.restart.map((r) => [r.process, r.after, r.servingMs, r.firstDecryptionMs, r.samples]),
     ),
-    `restart ratio 2,000 / 50 ${d.restartRatio} (target ≤ ${d.restartTarget}): ${verdict(d.restartRatio <= d.restartTarget)}`,
+    `restart ratio 2,000 / 50, worst of the four ${d.restartRatio} (target ≤ ${d.restartTarget}): ${verdict(d.restartRatio <= d.restartTarget)}`,
     ...d.notes.map((note) => `  · ${note}`),
   );
 }

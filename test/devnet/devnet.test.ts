@@ -6,11 +6,19 @@
  *   debug methods that reveal cleartexts are not served.
  * - A service process on `NETWORK=devnet` (the settings from `devnet.env`) moves money, and the devnet keeps its
  *   state through kill -9.
+ * - After SIGTERM the devnet starts from the snapshot it took on the way out, after kill -9 from its newest snapshot
+ *   and the journal after it: identical blocks (hashes included), receipts, balances and decryptions.
  */
 import { randomBytes } from 'node:crypto';
 import { type Address, getAddress, toHex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, describe, expect, it } from 'vitest';
+import {
+  chainView,
+  confidentialTransfer,
+  fund,
+  newWallet,
+} from '../../src/adapters/chain/embedded.fixtures.ts';
 import { sendTransactionOrThrow } from '../../src/adapters/chain/tx.ts';
 import { createMockFhevmClient } from '../../src/adapters/confidential/fhevm-mock-client.ts';
 import { createFhevmRail } from '../../src/adapters/confidential/fhevm-rail.ts';
@@ -23,6 +31,7 @@ import {
   getConfidentialBalanceHandle,
 } from '../../src/adapters/confidential/helpers.ts';
 import {
+  chainEngineOf,
   createWallet,
   devnetNetwork,
   freshDataDir,
@@ -33,7 +42,9 @@ import {
   type ServiceProcess,
   signupWithKey,
   spawnService,
+  stopGracefully,
   waitForOutput,
+  waitGone,
   waitReady,
   waitTerminal,
 } from '../faults/service.ts';
@@ -197,5 +208,38 @@ describe('sealpay devnet', () => {
     expect(balances.body.data.balances[0].confidential.amount).toBe('35.00');
     expect(balances.body.data.balances[0].normal.amount).toBe('60.00');
     expect((await post('/transfer', { walletId: wallet.id, to, amount: '1.5' })).status).toBe('CONFIRMED');
+  });
+
+  it('restarts from its snapshot after SIGTERM, and from its snapshot and journal after kill -9, to the same chain', async () => {
+    const restartDir = freshDataDir('sealpay-devnet-restart-');
+    let node = await startDevnet(restartDir);
+    const network = devnetNetwork(readDevnetEnv(restartDir));
+    const alice = newWallet();
+    const bob = newWallet();
+    await fund(network, alice, 1_000_000n);
+    const receipts = [await confidentialTransfer(network, alice, bob.address, 10n)];
+    let before = await chainView(network, [alice, bob]);
+
+    await stopGracefully(node);
+    expect((await node.exited).code).toBe(0);
+    node = await startDevnet(restartDir, node.port);
+    expect(node.output()).toMatch(/snapshot of \d+ entries, then 0 journal entries replayed/);
+    expect(await chainView(network, [alice, bob])).toEqual(before);
+
+    receipts.push(await confidentialTransfer(network, alice, bob.address, 20n));
+    before = await chainView(network, [alice, bob]);
+    expect(before.wallets[1]?.confidential).toBe(30n);
+    const engine = chainEngineOf(node);
+    await kill9(node);
+    // Its anvil went with it.
+    await waitGone([engine.guard, engine.anvil]);
+    node = await startDevnet(restartDir, node.port);
+    const replayed = /snapshot of \d+ entries, then (\d+) journal entries replayed/.exec(node.output());
+    expect(Number(replayed?.[1])).toBeGreaterThan(0);
+    expect(await chainView(network, [alice, bob])).toEqual(before);
+    for (const receipt of receipts) {
+      const again = await network.publicClient.getTransactionReceipt({ hash: receipt.transactionHash });
+      expect(again.blockHash).toBe(receipt.blockHash);
+    }
   });
 });

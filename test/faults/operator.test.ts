@@ -66,6 +66,7 @@ describe('the pid lock', () => {
 });
 
 describe('operator commands while the service runs', () => {
+  // Five service starts and seven CLI runs: ~53 s on a busy 2-core machine (on main too), hence 180 s.
   it('disable and enable take effect at once, survive SIGTERM and kill -9; a second start is refused', async () => {
     const dataDir = freshDataDir('sealpay-operator-');
     let service = await start(dataDir);

@@ -3,7 +3,7 @@
  * tests (kill -9 at random moments) and by `npm run bench` (start to ready, transfers through the API).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,6 +61,8 @@ export interface SpawnOptions {
   env?: Record<string, string>;
   /** The CLI command (default `start`). */
   command?: 'start' | 'serve' | 'worker' | 'devnet' | 'migrate';
+  /** A process group of its own, as a command typed in a terminal (the test can then signal the whole group). */
+  detached?: boolean;
 }
 
 /** Spawns `node src/main.ts start` (or another command) on Node 24 (the runtime this process runs on). */
@@ -87,6 +89,7 @@ export async function spawnService(options: SpawnOptions): Promise<ServiceProces
       DATA_DIR: options.dataDir,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
   });
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
@@ -180,6 +183,73 @@ export async function stopGracefully(service: ServiceProcess, timeoutMs = 30_000
   const timer = setTimeout(() => service.child.kill('SIGKILL'), timeoutMs);
   await service.exited;
   clearTimeout(timer);
+}
+
+/** A process as Linux's /proc shows it. */
+export interface ProcessInfo {
+  pid: number;
+  parent: number;
+  /** R, S, Z (a zombie: exited, not yet reaped)… */
+  state: string;
+  command: string[];
+}
+
+function processInfo(pid: number): ProcessInfo | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // "pid (comm) state ppid …": comm may hold spaces and parentheses, so read after the last one.
+    const [state, parent] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    return { pid, parent: Number(parent), state: state ?? '?', command };
+  } catch {
+    return null;
+  }
+}
+
+/** The live descendants of `pid` (Linux), parents before their children. */
+export function descendants(pid: number): ProcessInfo[] {
+  const all = readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .flatMap((name) => processInfo(Number(name)) ?? []);
+  const found: ProcessInfo[] = [];
+  const parents = [pid];
+  while (parents.length > 0) {
+    const parent = parents.shift() as number;
+    for (const child of all) {
+      if (child.parent === parent && child.state !== 'Z') {
+        found.push(child);
+        parents.push(child.pid);
+      }
+    }
+  }
+  return found;
+}
+
+/** Waits until every one of `processes` has exited (a zombie counts as exited). */
+export async function waitGone(processes: ProcessInfo[], timeoutMs = 10_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const alive = processes.filter((p) => {
+      const now = processInfo(p.pid);
+      return now !== null && now.state !== 'Z' && now.command.join(' ') === p.command.join(' ');
+    });
+    if (alive.length === 0) return;
+    if (performance.now() > deadline) {
+      throw new Error(
+        `still running after ${timeoutMs} ms: ${alive.map((p) => `${p.pid} ${p.command.join(' ')}`).join('; ')}`,
+      );
+    }
+    await sleep(20);
+  }
+}
+
+/** The service's anvil and the guard that runs it (the embedded network's chain engine). */
+export function chainEngineOf(service: ServiceProcess): { guard: ProcessInfo; anvil: ProcessInfo } {
+  const tree = descendants(service.child.pid as number);
+  const guard = tree.find((p) => p.command.some((arg) => arg.endsWith('anvil-guard.ts')));
+  const anvil = tree.find((p) => p.parent === guard?.pid);
+  if (!guard || !anvil) throw new Error(`no anvil under process ${service.child.pid}`);
+  return { guard, anvil };
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -7,7 +7,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   type Abi,
-  type Address,
   BaseError,
   ContractFunctionRevertedError,
   type Hex,
@@ -15,19 +14,15 @@ import {
   toEventSignature,
   toFunctionSignature,
 } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   decryptConfidentialBalance,
-  encodeApprove,
   encodeConfidentialTransfer,
   encodeFinalizeUnwrap,
   encodeLetterEscrow,
   encodeLetterRefund,
   encodeLetterRelease,
-  encodeMint,
   encodeUnwrap,
-  encodeWrap,
   findUnwrapRequest,
   getStablecoinBalance,
   letterIdToBytes32,
@@ -43,47 +38,22 @@ import {
   loadArtifact,
   stablecoinAbi,
 } from './contracts.ts';
+import { fund, newWallet, type Wallet } from './embedded.fixtures.ts';
 import { createEmbeddedNetwork, type EmbeddedNetwork } from './embedded.ts';
 import { sendTransaction, sendTransactionOrThrow } from './tx.ts';
 
 let dataDir: string;
 let network: EmbeddedNetwork;
 
-interface Wallet {
-  address: Address;
-  privateKey: Hex;
-}
-
-function newWallet(): Wallet {
-  const privateKey = generatePrivateKey();
-  return { address: privateKeyToAccount(privateKey).address, privateKey };
-}
-
-/** Gas, public stablecoin, and `confidential` units of cSTABLE for a fresh wallet. */
+/** Gas, and `confidential` units of cSTABLE (minted, wrapped) for a fresh wallet. */
 async function fundedWallet(confidential: bigint): Promise<Wallet> {
   const wallet = newWallet();
-  const op = network.operator;
-  const { stablecoin, confidentialToken } = network.contracts;
-  await sendTransactionOrThrow(network, {
-    privateKey: op.privateKey,
-    to: wallet.address,
-    value: parseEther('1'),
-  });
-  if (confidential > 0n) {
+  if (confidential > 0n) await fund(network, wallet, confidential);
+  else {
     await sendTransactionOrThrow(network, {
-      privateKey: op.privateKey,
-      to: stablecoin,
-      data: encodeMint(wallet.address, confidential),
-    });
-    await sendTransactionOrThrow(network, {
-      privateKey: wallet.privateKey,
-      to: stablecoin,
-      data: encodeApprove(confidentialToken, confidential),
-    });
-    await sendTransactionOrThrow(network, {
-      privateKey: wallet.privateKey,
-      to: confidentialToken,
-      data: encodeWrap(wallet.address, confidential),
+      privateKey: network.operator.privateKey,
+      to: wallet.address,
+      value: parseEther('1'),
     });
   }
   return wallet;

@@ -1,5 +1,7 @@
 /**
- * The in-process EVM: `@nomicfoundation/edr` (the Rust EVM inside Hardhat 2.28), driven over EIP-1193.
+ * The in-process EVM of data directories made before anvil: `@nomicfoundation/edr` (the Rust EVM inside Hardhat
+ * 2.28), driven over EIP-1193. New data directories run anvil (`anvil.ts`): EDR cannot save its state, so these
+ * replay their whole journal at every start.
  *
  * Automining is off on purpose: the embedded network mines every block itself with `evm_mine(timestamp)`, so that
  * each block's timestamp is chosen (and journaled) by us and a replay reproduces identical blocks and hashes.
@@ -16,27 +18,14 @@ import {
   type ProviderConfig,
 } from '@nomicfoundation/edr';
 import type { Address } from 'viem';
-
-export const EMBEDDED_CHAIN_ID = 31337;
-export const EMBEDDED_HARDFORK = 'Cancun';
-export const EMBEDDED_BLOCK_GAS_LIMIT = 60_000_000n;
-const INITIAL_BASE_FEE = 1_000_000_000n;
-
-/** An error answered by the JSON-RPC layer (code and message as the node gave them). */
-export class RpcError extends Error {
-  readonly code: number;
-  readonly data: unknown;
-  constructor(code: number, message: string, data?: unknown) {
-    super(message);
-    this.name = 'RpcError';
-    this.code = code;
-    this.data = data;
-  }
-}
-
-export interface Eip1193 {
-  request(args: { method: string; params?: unknown }): Promise<unknown>;
-}
+import {
+  type Eip1193,
+  EMBEDDED_BLOCK_GAS_LIMIT,
+  EMBEDDED_CHAIN_ID,
+  EMBEDDED_HARDFORK,
+  INITIAL_BASE_FEE,
+  RpcError,
+} from './evm.ts';
 
 let contextPromise: Promise<EdrContext> | undefined;
 

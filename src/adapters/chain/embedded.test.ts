@@ -1,6 +1,8 @@
 /**
- * The embedded network across restarts: the journal replays to identical blocks, balances and decryptions, a torn
- * last line (kill -9) is tolerated, concurrent writers stay consistent, and a warm start stays fast.
+ * The embedded network across restarts: a graceful stop's snapshot (and the journal) restore identical blocks,
+ * balances and decryptions, a torn last line (kill -9) is tolerated, concurrent writers stay consistent, and a warm
+ * start stays fast. Snapshots themselves (a journal tail, kill -9 while one is written, a damaged one, data
+ * directories without one): snapshot.test.ts.
  */
 import { spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -8,19 +10,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Address, type Hex, parseEther } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   decryptConfidentialBalance,
-  encodeApprove,
-  encodeConfidentialTransfer,
-  encodeMint,
-  encodeWrap,
-  getConfidentialBalanceHandle,
   getGasBalance,
-  getStablecoinBalance,
   verifyConfidentialTransfer,
 } from '../confidential/helpers.ts';
+import { type ChainView, chainView, confidentialTransfer, fund, newWallet } from './embedded.fixtures.ts';
 import { createEmbeddedNetwork, type EmbeddedNetwork } from './embedded.ts';
 import { sendTransactionOrThrow } from './tx.ts';
 
@@ -35,79 +32,11 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-interface Wallet {
-  address: Address;
-  privateKey: Hex;
-}
-
-function newWallet(): Wallet {
-  const privateKey = generatePrivateKey();
-  return { address: privateKeyToAccount(privateKey).address, privateKey };
-}
-
-async function fund(network: EmbeddedNetwork, wallet: Wallet, confidential: bigint): Promise<void> {
-  const op = network.operator.privateKey;
-  const { stablecoin, confidentialToken } = network.contracts;
-  await sendTransactionOrThrow(network, { privateKey: op, to: wallet.address, value: parseEther('1') });
-  await sendTransactionOrThrow(network, {
-    privateKey: op,
-    to: stablecoin,
-    data: encodeMint(wallet.address, confidential),
-  });
-  await sendTransactionOrThrow(network, {
-    privateKey: wallet.privateKey,
-    to: stablecoin,
-    data: encodeApprove(confidentialToken, confidential),
-  });
-  await sendTransactionOrThrow(network, {
-    privateKey: wallet.privateKey,
-    to: confidentialToken,
-    data: encodeWrap(wallet.address, confidential),
-  });
-}
-
-async function confidentialTransfer(network: EmbeddedNetwork, from: Wallet, to: Address, amount: bigint) {
-  const encrypted = await network.rail.encryptAmount({
-    contract: network.contracts.confidentialToken,
-    caller: from.address,
-    amount,
-  });
-  return sendTransactionOrThrow(network, {
-    privateKey: from.privateKey,
-    to: network.contracts.confidentialToken,
-    data: encodeConfidentialTransfer(to, encrypted),
-  });
-}
-
-interface Snapshot {
-  blockNumber: bigint;
-  blockHashes: Hex[];
-  wallets: { gas: bigint; stable: bigint; handle: Hex; confidential: bigint }[];
-}
-
-async function snapshot(network: EmbeddedNetwork, wallets: Wallet[]): Promise<Snapshot> {
-  const blockNumber = await network.publicClient.getBlockNumber();
-  const blockHashes: Hex[] = [];
-  for (let n = 0n; n <= blockNumber; n++) {
-    blockHashes.push((await network.publicClient.getBlock({ blockNumber: n })).hash);
-  }
-  const rows = [];
-  for (const wallet of wallets) {
-    rows.push({
-      gas: await getGasBalance(network, wallet.address),
-      stable: await getStablecoinBalance(network, wallet.address),
-      handle: await getConfidentialBalanceHandle(network, wallet.address),
-      confidential: await decryptConfidentialBalance(network, wallet.privateKey),
-    });
-  }
-  return { blockNumber, blockHashes, wallets: rows };
-}
-
 describe('embedded network persistence', () => {
   const dataDir = tempDir();
   const alice = newWallet();
   const bob = newWallet();
-  let before: Snapshot;
+  let before: ChainView;
   let transferHash: Hex;
   let contracts: EmbeddedNetwork['contracts'];
 
@@ -127,7 +56,7 @@ describe('embedded network persistence', () => {
       // Time travel is journaled too.
       await network.rpc({ method: 'evm_increaseTime', params: [3600] });
       await sendTransactionOrThrow(network, { privateKey: alice.privateKey, to: bob.address, value: 1n });
-      before = await snapshot(network, [alice, bob]);
+      before = await chainView(network, [alice, bob]);
       expect(before.wallets[0]?.confidential).toBe(1_000_000n - 123_456n);
       expect(before.wallets[1]?.confidential).toBe(123_456n);
     } finally {
@@ -140,7 +69,7 @@ describe('embedded network persistence', () => {
     try {
       expect(network.startup.firstStart).toBe(false);
       expect(network.contracts).toEqual(contracts);
-      expect(await snapshot(network, [alice, bob])).toEqual(before);
+      expect(await chainView(network, [alice, bob])).toEqual(before);
       const receipt = await network.publicClient.getTransactionReceipt({ hash: transferHash });
       const verified = await verifyConfidentialTransfer({
         network,
@@ -155,7 +84,7 @@ describe('embedded network persistence', () => {
       await sendTransactionOrThrow(network, { privateKey: alice.privateKey, to: bob.address, value: 1n });
       const block = await network.publicClient.getBlock();
       expect(Number(block.timestamp)).toBeGreaterThan(Date.now() / 1000 + 3500);
-      before = await snapshot(network, [alice, bob]);
+      before = await chainView(network, [alice, bob]);
     } finally {
       await network.close();
     }
@@ -169,17 +98,17 @@ describe('embedded network persistence', () => {
     const network = await createEmbeddedNetwork({ dataDir });
     try {
       expect(network.startup.droppedBytes).toBeGreaterThan(0);
-      expect(await snapshot(network, [alice, bob])).toEqual(before);
+      expect(await chainView(network, [alice, bob])).toEqual(before);
       // New writes land after the cut, and survive another restart.
       await confidentialTransfer(network, alice, bob.address, 6n);
-      before = await snapshot(network, [alice, bob]);
+      before = await chainView(network, [alice, bob]);
     } finally {
       await network.close();
     }
     const again = await createEmbeddedNetwork({ dataDir });
     try {
       expect(again.startup.droppedBytes).toBe(0);
-      expect(await snapshot(again, [alice, bob])).toEqual(before);
+      expect(await chainView(again, [alice, bob])).toEqual(before);
     } finally {
       await again.close();
     }
@@ -191,9 +120,56 @@ describe('embedded network persistence', () => {
       await expect(createEmbeddedNetwork({ dataDir })).rejects.toThrow(/in use/);
       await expect(network.rpc({ method: 'evm_snapshot' })).rejects.toThrow(/not supported/);
       await expect(network.rpc({ method: 'hardhat_reset' })).rejects.toThrow(/not supported/);
+      // Anvil would pool it without the journal seeing it.
+      await expect(network.rpc({ method: 'eth_sendUnsignedTransaction' })).rejects.toThrow(/not supported/);
       await expect(network.rpc({ method: 'no_suchMethod' })).rejects.toThrow(/not found/);
     } finally {
       await network.close();
+    }
+  });
+});
+
+describe('eth_sendRawTransactionSync (EIP-7966)', () => {
+  it('answers with the receipt, and is journaled as eth_sendRawTransaction', async () => {
+    const dataDir = tempDir();
+    const alice = newWallet();
+    let hash: Hex;
+    const network = await createEmbeddedNetwork({ dataDir });
+    try {
+      await sendTransactionOrThrow(network, {
+        privateKey: network.operator.privateKey,
+        to: alice.address,
+        value: parseEther('1'),
+      });
+      const serialized = await privateKeyToAccount(alice.privateKey).signTransaction({
+        type: 'eip1559',
+        chainId: network.chainId,
+        nonce: 0,
+        to: network.operator.address,
+        value: 7n,
+        gas: 21_000n,
+        maxFeePerGas: 10n ** 10n,
+        maxPriorityFeePerGas: 1n,
+      });
+      const before = network.journalLength();
+      const receipt = (await network.rpc({ method: 'eth_sendRawTransactionSync', params: [serialized] })) as {
+        status: string;
+        transactionHash: Hex;
+      };
+      expect(receipt.status).toBe('0x1');
+      hash = receipt.transactionHash;
+      expect(network.journalLength()).toBe(before + 1);
+    } finally {
+      await network.close();
+    }
+    // The journal alone brings it back.
+    rmSync(path.join(dataDir, 'chain', 'snapshots'), { recursive: true });
+    const again = await createEmbeddedNetwork({ dataDir });
+    try {
+      expect(again.startup.snapshotEntries).toBeNull();
+      expect((await again.publicClient.getTransactionReceipt({ hash })).status).toBe('success');
+    } finally {
+      await again.close();
     }
   });
 });
@@ -203,7 +179,7 @@ describe('embedded network under load', () => {
     const dataDir = tempDir();
     const network = await createEmbeddedNetwork({ dataDir });
     const wallets = [newWallet(), newWallet(), newWallet(), newWallet()];
-    let before: Snapshot;
+    let before: ChainView;
     const timings: Record<string, number> = {};
     try {
       for (const wallet of wallets) await fund(network, wallet, 1_000_000n);
@@ -237,7 +213,7 @@ describe('embedded network under load', () => {
         // Every wallet sent 100_000 + 300 and received the same from its neighbour.
         expect(await decryptConfidentialBalance(network, wallet.privateKey)).toBe(1_000_000n);
       }
-      before = await snapshot(network, wallets);
+      before = await chainView(network, wallets);
     } finally {
       await network.close();
     }
@@ -248,7 +224,7 @@ describe('embedded network under load', () => {
       timings.warmStartMs = warm.startup.durationMs;
       timings.journalEntries = warm.startup.replayedEntries;
       expect(warm.startup.durationMs).toBeLessThan(10_000);
-      expect(await snapshot(warm, wallets)).toEqual(before);
+      expect(await chainView(warm, wallets)).toEqual(before);
     } finally {
       await warm.close();
     }

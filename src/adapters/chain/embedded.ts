@@ -1,11 +1,19 @@
 /**
- * `NETWORK=local`: the embedded network. In-process EDR (chain 31337), the fhEVM host contracts and mock stack,
- * our three contracts deployed by the operator at first start, and a journal that makes it all survive restarts.
+ * `NETWORK=local`: the embedded network. An EVM (chain 31337: anvil in a child process), the fhEVM host contracts
+ * and mock stack, our three contracts deployed by the operator at first start, and a journal and snapshots that make
+ * it all survive restarts.
  *
  * Data directory layout (`{dataDir}/chain/`):
  * - `operator.key`  the operator's private key (hex, mode 0600), generated on first start;
- * - `state.json`    genesis time, mock KMS/coprocessor signer keys, deployed addresses (mode 0600);
- * - `journal.jsonl` every state-changing request the chain executed, replayed at start (see journal.ts).
+ * - `state.json`    genesis time, EVM engine, mock KMS/coprocessor signer keys, deployed addresses (mode 0600);
+ * - `journal.jsonl` every state-changing request the chain executed (see journal.ts), the source of truth;
+ * - `snapshots/`    the chain and the coprocessor's handle database every few hundred journal entries and at a
+ *                   graceful stop (see snapshot.ts): a start loads the newest valid one and replays only the journal
+ *                   after it, so its cost does not grow with the history.
+ *
+ * Data directories made before anvil (no `engine` in state.json) keep the EVM they were made with, EDR, in
+ * process: anvil would mine the same transactions into blocks with other hashes, and the service keeps block
+ * hashes in its receipts. EDR cannot save its state, so those replay their whole journal at every start.
  *
  * A first start that did not finish (no addresses in state.json) is started over from an empty journal.
  */
@@ -27,10 +35,19 @@ import { acquirePidLock } from '../../lib/pid-lock.ts';
 import { createMockFhevm, deployFhevmHost, type MockSignerKeys } from '../confidential/fhevm-mock.ts';
 import { createFhevmRail } from '../confidential/fhevm-rail.ts';
 import { isRelayerMethod } from '../confidential/relayer-methods.ts';
+import { type AnvilProcess, startAnvil } from './anvil.ts';
 import { CONTRACT_NAMES, loadArtifact } from './contracts.ts';
-import { createEdrProvider, EMBEDDED_CHAIN_ID } from './edr.ts';
-import { Journal, type JournalEntry, readJournal } from './journal.ts';
+import { createEdrProvider } from './edr.ts';
+import { type Eip1193, EMBEDDED_BLOCK_GAS_LIMIT, EMBEDDED_CHAIN_ID, INITIAL_BASE_FEE } from './evm.ts';
+import { JOURNAL_START, Journal, type JournalEntry, journalHolds, readJournal } from './journal.ts';
 import { JournaledChain } from './journaled-chain.ts';
+import {
+  type ChainSnapshot,
+  listSnapshots,
+  readSnapshot,
+  removeTornSnapshotWrites,
+  Snapshotter,
+} from './snapshot.ts';
 import { sendTransactionOrThrow } from './tx.ts';
 import type { ContractAddresses, Network } from './types.ts';
 
@@ -40,28 +57,44 @@ export interface Logger {
   error(message: string): void;
 }
 
+/** `anvil` for every new data directory; `edr` for those made before it (see the top of this file). */
+export type EmbeddedEngine = 'anvil' | 'edr';
+
 export interface EmbeddedNetworkOptions {
   dataDir: string;
   logger?: Logger;
+  /** Journal entries between two snapshots (default `SNAPSHOT_EVERY_ENTRIES`). */
+  snapshotEvery?: number;
+  /** The engine of a new data directory: `edr` only for tests that need one as earlier versions made it. */
+  newDirectoryEngine?: EmbeddedEngine;
 }
 
 /** The embedded network, with a few extras for tests and diagnostics. */
 export interface EmbeddedNetwork extends Network {
   readonly name: 'local';
   readonly rpc: (args: { method: string; params?: unknown }) => Promise<unknown>;
-  /** Start figures: how long the start took, how many journal entries were replayed. */
+  /** Start figures: how long the start took, which snapshot it loaded, how many journal entries it replayed. */
   readonly startup: {
     durationMs: number;
+    engine: EmbeddedEngine;
+    /** Journal entries covered by the snapshot loaded (null: none, the journal was replayed from genesis). */
+    snapshotEntries: number | null;
     replayedEntries: number;
     droppedBytes: number;
     firstStart: boolean;
   };
   /** Number of entries in the journal. */
   journalLength(): number;
+  /** Journal entries the newest snapshot covers (0 when there is none). */
+  snapshotEntries(): number;
+  /** Takes a snapshot now (tests; the network takes them by itself every `snapshotEvery` entries). */
+  takeSnapshot(): Promise<void>;
 }
 
 interface PersistedState {
   version: 1;
+  /** Absent in data directories made before anvil: those are EDR's. */
+  engine?: EmbeddedEngine;
   genesisTimestamp: number;
   operatorAddress: Address;
   mockSigners: MockSignerKeys;
@@ -70,6 +103,13 @@ interface PersistedState {
 
 /** Gas currency given to the operator at genesis (it funds custodial wallets' gas from there). */
 export const OPERATOR_GENESIS_BALANCE = 10n ** 9n * 10n ** 18n;
+
+/**
+ * Journal entries between snapshots (at least: they are also spaced so that the chain is held still at most a
+ * tenth of the time). After kill -9 about this many are replayed, ~3 ms each on anvil (a confidential transfer is
+ * two entries: its input, its transaction).
+ */
+export const SNAPSHOT_EVERY_ENTRIES = 500;
 
 export const embeddedChain = {
   ...hardhat,
@@ -108,15 +148,105 @@ export async function createEmbeddedNetwork(options: EmbeddedNetworkOptions): Pr
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const releaseLock = acquireLock(dir);
   try {
-    return await startEmbeddedNetwork(dir, logger, started, releaseLock);
+    return await startEmbeddedNetwork(dir, options, logger, started, releaseLock);
   } catch (error) {
     releaseLock();
     throw error;
   }
 }
 
+interface Engine {
+  /** The journaled front of the EVM, its state loaded from `snapshot` when there is one. */
+  chain: JournaledChain;
+  /** The anvil process (null on EDR, which runs in this process and cannot save its state). */
+  anvil: AnvilProcess | null;
+  snapshot: ChainSnapshot | null;
+}
+
+interface LatestBlock {
+  number: string;
+  hash: string;
+}
+
+async function latestBlock(evm: Eip1193): Promise<{ number: number; hash: string }> {
+  const block = (await evm.request({
+    method: 'eth_getBlockByNumber',
+    params: ['latest', false],
+  })) as LatestBlock;
+  return { number: Number(BigInt(block.number)), hash: block.hash };
+}
+
+/**
+ * Starts anvil on the newest snapshot that is whole, matches the journal and loads to the block it was taken at;
+ * on a fresh genesis when there is none (the whole journal is then replayed).
+ */
+async function startAnvilEngine(
+  dir: string,
+  state: PersistedState,
+  journalFile: string,
+  logger: Logger,
+  onExit: (reason: string) => void,
+): Promise<Engine> {
+  const snapshotsDir = path.join(dir, 'snapshots');
+  removeTornSnapshotWrites(snapshotsDir);
+  const start = () =>
+    startAnvil({
+      genesisTimestamp: state.genesisTimestamp,
+      chainId: EMBEDDED_CHAIN_ID,
+      blockGasLimit: EMBEDDED_BLOCK_GAS_LIMIT,
+      baseFeePerGas: INITIAL_BASE_FEE,
+      onExit,
+    });
+  for (const candidate of listSnapshots(snapshotsDir)) {
+    const name = path.basename(candidate.file);
+    let snapshot: ChainSnapshot;
+    try {
+      snapshot = readSnapshot(candidate.file);
+    } catch (error) {
+      logger.warn(`chain snapshot ${name} not used: ${(error as Error).message}`);
+      continue;
+    }
+    if (!journalHolds(journalFile, snapshot.journal)) {
+      logger.warn(`chain snapshot ${name} not used: the journal does not hold the entries it covers`);
+      continue;
+    }
+    const anvil = await start();
+    try {
+      await anvil.loadState(snapshot.chain);
+      const head = await latestBlock(anvil);
+      if (head.number !== snapshot.head.number || head.hash !== snapshot.head.hash) {
+        throw new Error(
+          `it loads to block ${head.number} (${head.hash}), it was taken at block ${snapshot.head.number} (${snapshot.head.hash})`,
+        );
+      }
+      const chain = new JournaledChain(anvil, { clockOffset: snapshot.clockOffset });
+      await chain.init();
+      await chain.restoreExtras(snapshot.node);
+      return { chain, anvil, snapshot };
+    } catch (error) {
+      await anvil.close();
+      logger.warn(`chain snapshot ${name} not used: ${(error as Error).message}`);
+    }
+  }
+  const anvil = await start();
+  const chain = new JournaledChain(anvil);
+  await chain.init();
+  return { chain, anvil, snapshot: null };
+}
+
+async function startEdrEngine(state: PersistedState): Promise<Engine> {
+  const edr = await createEdrProvider({
+    genesisTimestamp: BigInt(state.genesisTimestamp),
+    fundedAccounts: [{ address: state.operatorAddress, balance: OPERATOR_GENESIS_BALANCE }],
+  });
+  const chain = new JournaledChain(edr);
+  await chain.init();
+  return { chain, anvil: null, snapshot: null };
+}
+
 async function startEmbeddedNetwork(
   dir: string,
+  options: EmbeddedNetworkOptions,
   logger: Logger,
   started: number,
   releaseLock: () => void,
@@ -125,6 +255,7 @@ async function startEmbeddedNetwork(
   const operatorAddress = privateKeyToAccount(operatorKey).address;
   const stateFile = path.join(dir, 'state.json');
   const journalFile = path.join(dir, 'journal.jsonl');
+  const snapshotsDir = path.join(dir, 'snapshots');
 
   let state: PersistedState | null = existsSync(stateFile)
     ? (JSON.parse(readFileSync(stateFile, 'utf8')) as PersistedState)
@@ -136,9 +267,11 @@ async function startEmbeddedNetwork(
   }
   if (!state?.contracts) {
     // First start, or a first start that did not finish: begin again from genesis.
-    if (existsSync(journalFile)) rmSync(journalFile);
+    rmSync(journalFile, { force: true });
+    rmSync(snapshotsDir, { recursive: true, force: true });
     state = {
       version: 1,
+      engine: options.newDirectoryEngine ?? 'anvil',
       genesisTimestamp: state?.genesisTimestamp ?? Math.floor(Date.now() / 1000) - 1,
       operatorAddress,
       mockSigners: state?.mockSigners ?? {
@@ -150,16 +283,76 @@ async function startEmbeddedNetwork(
     writeSecretFile(stateFile, `${JSON.stringify(state, null, 2)}\n`);
   }
   const firstStart = state.contracts === null;
+  const engineName: EmbeddedEngine = state.engine ?? 'edr';
 
-  const edr = await createEdrProvider({
-    genesisTimestamp: BigInt(state.genesisTimestamp),
-    fundedAccounts: [{ address: operatorAddress, balance: OPERATOR_GENESIS_BALANCE }],
-  });
-  const chain = new JournaledChain(edr);
-  await chain.init();
+  let closed = false;
+  let engineExit: string | null = null;
+  const onEngineExit = (reason: string) => {
+    engineExit = reason;
+    if (!closed) logger.error(`chain engine (anvil) ${reason}: the chain is unavailable until a restart`);
+  };
+  const engine: Engine =
+    engineName === 'anvil'
+      ? await startAnvilEngine(dir, state, journalFile, logger, onEngineExit)
+      : await startEdrEngine(state);
+  try {
+    return await openNetwork({
+      dir,
+      options,
+      logger,
+      started,
+      state,
+      firstStart,
+      engineName,
+      engine,
+      operatorKey,
+      isClosed: () => closed,
+      engineExit: () => engineExit,
+      close: async (chain, journal, snapshotter) => {
+        closed = true;
+        await chain.drain();
+        await snapshotter?.takeFinal();
+        await journal.close();
+        await engine.anvil?.close();
+        releaseLock();
+      },
+    });
+  } catch (error) {
+    closed = true;
+    await engine.anvil?.close();
+    throw error;
+  }
+}
 
-  const { entries, droppedBytes } = readJournal(journalFile);
+interface OpenParams {
+  dir: string;
+  options: EmbeddedNetworkOptions;
+  logger: Logger;
+  started: number;
+  state: PersistedState;
+  firstStart: boolean;
+  engineName: EmbeddedEngine;
+  engine: Engine;
+  operatorKey: Hex;
+  isClosed: () => boolean;
+  engineExit: () => string | null;
+  close: (chain: JournaledChain, journal: Journal, snapshotter: Snapshotter | null) => Promise<void>;
+}
+
+async function openNetwork(params: OpenParams): Promise<EmbeddedNetwork> {
+  const { dir, logger, engine, operatorKey } = params;
+  let state = params.state;
+  const operatorAddress = state.operatorAddress;
+  const journalFile = path.join(dir, 'journal.jsonl');
+  const { chain, snapshot } = engine;
+
+  const { entries, droppedBytes, end } = readJournal(journalFile, snapshot?.journal ?? JOURNAL_START);
   if (droppedBytes > 0) logger.warn(`chain journal: dropped a torn last line (${droppedBytes} bytes)`);
+  if (params.engineName === 'edr' && entries.length > 0) {
+    logger.warn(
+      `chain: ${dir} was made before snapshots (EDR engine): its ${entries.length} journal entries are replayed at every start; a new DATA_DIR starts with anvil and snapshots`,
+    );
+  }
   const replayedInputs: Extract<JournalEntry, { k: 'input' }>[] = [];
   chain.onInputEntry = async (entry) => {
     replayedInputs.push(entry);
@@ -168,10 +361,10 @@ async function startEmbeddedNetwork(
   await chain.replay(entries);
   if (entries.length > 0) {
     logger.info(
-      `chain journal: replayed ${entries.length} entries in ${Math.round(performance.now() - replayStarted)} ms`,
+      `chain journal: replayed ${entries.length} entries${snapshot ? ` after snapshot ${snapshot.journal.entries}` : ''} in ${Math.round(performance.now() - replayStarted)} ms`,
     );
   }
-  const journal = await Journal.open(journalFile, entries.length);
+  const journal = await Journal.open(journalFile, end);
   chain.attachJournal(journal);
 
   const publicClient = createPublicClient({
@@ -186,6 +379,13 @@ async function startEmbeddedNetwork(
     contracts = state.contracts;
   } else {
     const deployStarted = performance.now();
+    if (engine.anvil) {
+      // Anvil has no genesis accounts of ours: the operator's balance is set (and journaled) first.
+      await chain.request({
+        method: 'hardhat_setBalance',
+        params: [operatorAddress, `0x${OPERATOR_GENESIS_BALANCE.toString(16)}`],
+      });
+    }
     await deployFhevmHost(chain, {
       owner: operatorAddress,
       signers: state.mockSigners,
@@ -207,7 +407,7 @@ async function startEmbeddedNetwork(
     const letterVault = await deploy(CONTRACT_NAMES.letterVault, [confidentialToken, operatorAddress]);
     contracts = { stablecoin, confidentialToken, letterVault };
     state = { ...state, contracts };
-    writeSecretFile(stateFile, `${JSON.stringify(state, null, 2)}\n`);
+    writeSecretFile(path.join(dir, 'state.json'), `${JSON.stringify(state, null, 2)}\n`);
     logger.info(
       `embedded chain: fhEVM host contracts and ${Object.values(CONTRACT_NAMES).join(', ')} deployed in ${Math.round(performance.now() - deployStarted)} ms`,
     );
@@ -216,15 +416,51 @@ async function startEmbeddedNetwork(
   const mock = await createMockFhevm(chain, {
     signers: state.mockSigners,
     recordInput: (handles, values) => chain.recordInput(handles, values),
+    ...(snapshot ? { database: snapshot.coprocessor } : {}),
   });
   for (const entry of replayedInputs) await mock.insertInputs(entry.handles, entry.values);
   chain.onInputEntry = null;
 
+  let snapshotter: Snapshotter | null = null;
+  const anvil = engine.anvil;
+  if (anvil) {
+    snapshotter = new Snapshotter({
+      dir: path.join(dir, 'snapshots'),
+      every: params.options.snapshotEvery ?? SNAPSHOT_EVERY_ENTRIES,
+      coveredEntries: snapshot?.journal.entries ?? 0,
+      journalEntries: () => journal.count,
+      // Most of the coprocessor's reading is done before the chain is held still.
+      prepare: () => mock.catchUp(),
+      capture: () =>
+        chain.whileIdle(async () => {
+          const position = journal.position;
+          if (position.entries === snapshotter?.coveredEntries) return null;
+          const head = await latestBlock(anvil);
+          const chainState = await anvil.dumpState();
+          const node = await chain.captureExtras();
+          const coprocessor = await mock.saveDatabase();
+          return {
+            version: 1,
+            journal: position,
+            head,
+            clockOffset: chain.clockOffset,
+            chain: chainState,
+            node,
+            coprocessor,
+          } satisfies ChainSnapshot;
+        }),
+      log: logger,
+    });
+    const taker = snapshotter;
+    chain.onJournaled = () => taker.onJournaled();
+    // A start that replayed journal entries saves the result, so the next start does not replay them again.
+    if (entries.length > 0) taker.takeInBackground();
+  }
+
   const rail = createFhevmRail('mock', async () => mock.instance);
-  let closed = false;
-  const durationMs = performance.now() - started;
+  const durationMs = performance.now() - params.started;
   logger.info(
-    `embedded chain ready in ${Math.round(durationMs)} ms (${firstStart ? 'first start' : `${entries.length} journal entries replayed`})`,
+    `embedded chain ready in ${Math.round(durationMs)} ms (${params.firstStart ? 'first start' : `${snapshot ? `snapshot of ${snapshot.journal.entries} entries, then ` : ''}${entries.length} journal entries replayed`})`,
   );
 
   return {
@@ -238,15 +474,29 @@ async function startEmbeddedNetwork(
     operator: { address: operatorAddress, privateKey: operatorKey },
     rail,
     rpc: (args) => {
-      if (closed) return Promise.reject(new Error('The embedded network is closed'));
+      if (params.isClosed()) return Promise.reject(new Error('The embedded network is closed'));
       // The relayer methods answer like `hardhat node` with Zama's plugin: dApps build a MockFhevmInstance on /rpc.
       if (isRelayerMethod(args.method)) return mock.serveRelayer(args.method, args.params);
       return chain.request(args);
     },
-    startup: { durationMs, replayedEntries: entries.length, droppedBytes, firstStart },
+    startup: {
+      durationMs,
+      engine: params.engineName,
+      snapshotEntries: snapshot?.journal.entries ?? null,
+      replayedEntries: entries.length,
+      droppedBytes,
+      firstStart: params.firstStart,
+    },
     journalLength: () => chain.journalLength,
+    snapshotEntries: () => snapshotter?.coveredEntries ?? 0,
+    async takeSnapshot() {
+      if (!snapshotter) throw new Error('This data directory takes no snapshots (EDR engine)');
+      await snapshotter.takeFinal();
+    },
     async ready() {
-      if (closed) return { ok: false, detail: 'closed' };
+      if (params.isClosed()) return { ok: false, detail: 'closed' };
+      const exit = params.engineExit();
+      if (exit) return { ok: false, detail: `chain engine (anvil) ${exit}` };
       try {
         await chain.request({ method: 'eth_blockNumber' });
         return { ok: true };
@@ -255,11 +505,8 @@ async function startEmbeddedNetwork(
       }
     },
     async close() {
-      if (closed) return;
-      closed = true;
-      await chain.drain();
-      await journal.close();
-      releaseLock();
+      if (params.isClosed()) return;
+      await params.close(chain, journal, snapshotter);
     },
   };
 }

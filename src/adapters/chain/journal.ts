@@ -1,12 +1,14 @@
 /**
  * The embedded chain's journal: one JSON object per line, appended and fsync'ed before the request that produced
- * it returns. Replaying it on a fresh EVM (same genesis) reproduces the chain block for block.
+ * it returns. Replaying it on a fresh EVM (same genesis) reproduces the chain block for block; replaying the part
+ * after a snapshot's position on the loaded snapshot does the same from there.
  *
  * A line torn by a crash (kill -9 in the middle of a write) can only be the last one: it is dropped, and the file
  * is truncated back to the last complete line before anything new is appended. A malformed line anywhere else
  * means the file was damaged and is refused.
  */
-import { mkdirSync, readFileSync, statSync, truncateSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, readSync, statSync, truncateSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -22,78 +24,154 @@ export type JournalEntry =
   /** Clear values of encrypted inputs registered with the fhEVM mock (its handle database lives in memory). */
   | { k: 'input'; handles: string[]; values: string[] };
 
+/**
+ * A point in the journal: its first `entries` entries, which end at byte `bytes`, the last of them `lastEntry`
+ * (its length in bytes with the newline, and its SHA-256), so that a snapshot can tell whether the journal it is
+ * read with still holds the entries it covers.
+ */
+export interface JournalPosition {
+  entries: number;
+  bytes: number;
+  lastEntry: { bytes: number; sha256: string } | null;
+}
+
+export const JOURNAL_START: JournalPosition = { entries: 0, bytes: 0, lastEntry: null };
+
 export interface JournalReadResult {
+  /** The entries after the position read from. */
   entries: JournalEntry[];
   /** Bytes dropped at the end (a torn last line). */
   droppedBytes: number;
+  /** The position after the last complete entry. */
+  end: JournalPosition;
 }
 
-/** Reads a journal file, tolerating (and truncating) a torn last line. A missing file is an empty journal. */
-export function readJournal(file: string): JournalReadResult {
-  let text: string;
+const NEWLINE = 0x0a;
+
+function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+function readRange(file: string, start: number, length: number): Buffer {
+  const buffer = Buffer.alloc(length);
+  if (length === 0) return buffer;
+  const fd = openSync(file, 'r');
   try {
-    text = readFileSync(file, 'utf8');
+    let done = 0;
+    while (done < length) {
+      const read = readSync(fd, buffer, done, length - done, start + done);
+      if (read === 0) break;
+      done += read;
+    }
+    return done === length ? buffer : buffer.subarray(0, done);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function fileSize(file: string): number {
+  try {
+    return statSync(file).size;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { entries: [], droppedBytes: 0 };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
     throw error;
   }
+}
+
+/** True when the journal still holds the entries up to `position` as they were written (cheap: one line is read). */
+export function journalHolds(file: string, position: JournalPosition): boolean {
+  if (position.entries === 0) return position.bytes === 0;
+  const last = position.lastEntry;
+  if (!last || last.bytes <= 0 || last.bytes > position.bytes) return false;
+  if (fileSize(file) < position.bytes) return false;
+  const line = readRange(file, position.bytes - last.bytes, last.bytes);
+  return line.length === last.bytes && line[line.length - 1] === NEWLINE && sha256(line) === last.sha256;
+}
+
+/**
+ * Reads a journal file from `from` (a position `journalHolds` confirmed; the start by default), tolerating (and
+ * truncating) a torn last line. A missing file is an empty journal.
+ */
+export function readJournal(file: string, from: JournalPosition = JOURNAL_START): JournalReadResult {
+  const size = fileSize(file);
+  if (size < from.bytes) throw new Error(`Chain journal ${file} is shorter than the position read from`);
+  const data = readRange(file, from.bytes, size - from.bytes);
   const entries: JournalEntry[] = [];
   let offset = 0;
-  let goodBytes = 0;
-  while (offset < text.length) {
-    const end = text.indexOf('\n', offset);
-    const line = end === -1 ? text.slice(offset) : text.slice(offset, end);
-    const isLast = end === -1 || end === text.length - 1;
+  let lastLine: Buffer | null = null;
+  while (offset < data.length) {
+    const end = data.indexOf(NEWLINE, offset);
     let parsed: JournalEntry | undefined;
     if (end !== -1) {
       try {
-        parsed = JSON.parse(line) as JournalEntry;
+        parsed = JSON.parse(data.toString('utf8', offset, end)) as JournalEntry;
       } catch {
         parsed = undefined;
       }
     }
     if (parsed === undefined || typeof parsed !== 'object' || parsed === null || !('k' in parsed)) {
-      if (!isLast)
-        throw new Error(`Chain journal ${file} is damaged at byte ${offset} (not a torn last line)`);
+      const isLast = end === -1 || end === data.length - 1;
+      if (!isLast) {
+        throw new Error(
+          `Chain journal ${file} is damaged at byte ${from.bytes + offset} (not a torn last line)`,
+        );
+      }
       break;
     }
     entries.push(parsed);
+    lastLine = data.subarray(offset, end + 1);
     offset = end + 1;
-    goodBytes += Buffer.byteLength(line, 'utf8') + 1;
   }
-  const totalBytes = statSync(file).size;
-  const droppedBytes = totalBytes - goodBytes;
-  if (droppedBytes > 0) truncateSync(file, goodBytes);
-  return { entries, droppedBytes };
+  const goodBytes = from.bytes + offset;
+  if (size > goodBytes) truncateSync(file, goodBytes);
+  return {
+    entries,
+    droppedBytes: size - goodBytes,
+    end: {
+      entries: from.entries + entries.length,
+      bytes: goodBytes,
+      lastEntry: lastLine ? { bytes: lastLine.length, sha256: sha256(lastLine) } : from.lastEntry,
+    },
+  };
 }
 
 export class Journal {
   readonly file: string;
   #handle: FileHandle;
-  #count: number;
+  #position: JournalPosition;
 
-  private constructor(file: string, handle: FileHandle, count: number) {
+  private constructor(file: string, handle: FileHandle, position: JournalPosition) {
     this.file = file;
     this.#handle = handle;
-    this.#count = count;
+    this.#position = position;
   }
 
-  /** Opens for appending (after `readJournal` has cut any torn tail). */
-  static async open(file: string, existingEntries: number): Promise<Journal> {
+  /** Opens for appending at `end` (where `readJournal` left the file, any torn tail cut). */
+  static async open(file: string, end: JournalPosition): Promise<Journal> {
     mkdirSync(path.dirname(file), { recursive: true });
     const handle = await open(file, 'a', 0o600);
-    return new Journal(file, handle, existingEntries);
+    return new Journal(file, handle, end);
   }
 
   get count(): number {
-    return this.#count;
+    return this.#position.entries;
+  }
+
+  /** Where the journal ends (every entry in it is on disk). */
+  get position(): JournalPosition {
+    return this.#position;
   }
 
   /** Appends one entry and waits until it is on disk. */
   async append(entry: JournalEntry): Promise<void> {
-    await this.#handle.write(`${JSON.stringify(entry)}\n`);
+    const line = Buffer.from(`${JSON.stringify(entry)}\n`, 'utf8');
+    await this.#handle.write(line);
     await this.#handle.datasync();
-    this.#count++;
+    this.#position = {
+      entries: this.#position.entries + 1,
+      bytes: this.#position.bytes + line.length,
+      lastEntry: { bytes: line.length, sha256: sha256(line) },
+    };
   }
 
   async close(): Promise<void> {

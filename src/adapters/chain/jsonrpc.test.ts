@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseEther } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RpcError } from './edr.ts';
 import { createEmbeddedNetwork, type EmbeddedNetwork } from './embedded.ts';
+import { RpcError } from './evm.ts';
 import { handleJsonRpcBody, isDevnetRpcMethod, isPublicRpcMethod, jsonRpcParseError } from './jsonrpc.ts';
 import { signTransaction } from './tx.ts';
 
@@ -73,6 +73,9 @@ describe('handleJsonRpcBody', () => {
   it('serves only wallet methods unless told otherwise', async () => {
     expect(isPublicRpcMethod('eth_sendRawTransaction')).toBe(true);
     expect(isPublicRpcMethod('eth_sendTransaction')).toBe(false);
+    expect(isPublicRpcMethod('eth_sendTransactionSync')).toBe(false);
+    expect(isPublicRpcMethod('eth_sendUnsignedTransaction')).toBe(false);
+    expect(isPublicRpcMethod('eth_sendRawTransactionSync')).toBe(true);
     expect(isPublicRpcMethod('evm_mine')).toBe(false);
     const body = { jsonrpc: '2.0', id: 1, method: 'hardhat_setBalance', params: [] };
     expect(await handleJsonRpcBody(fake, body)).toMatchObject({ error: { code: -32601 } });

@@ -7,7 +7,7 @@
  * sign with node-held keys, and the fhEVM relayer methods); `isDevnetRpcMethod` adds the development methods.
  */
 import { isRelayerMethod } from '../confidential/relayer-methods.ts';
-import { RpcError } from './edr.ts';
+import { RpcError } from './evm.ts';
 
 export type JsonRpcId = string | number | null;
 
@@ -36,6 +36,8 @@ export interface JsonRpcOptions {
 
 const NODE_SIGNING_METHODS = new Set([
   'eth_sendTransaction',
+  'eth_sendTransactionSync',
+  'eth_sendUnsignedTransaction',
   'eth_sign',
   'eth_signTransaction',
   'eth_signTypedData',

@@ -8,14 +8,15 @@
  * - a small in-process "relayer" answers the mock's relayer requests (input proofs, user and public decryption);
  * - `MockFhevmInstance` is the client, with the same interface as the relayer SDK's `FhevmInstance`.
  *
- * The handle database lives in memory. Values of encrypted inputs cannot be recomputed from the chain, so each input
- * proof is journaled (`{k: 'input'}`) and re-registered on replay; computed values are rebuilt from the chain's events.
+ * The handle database lives in memory and is saved in the embedded network's snapshots (`fhevm-db.ts`). Values of
+ * encrypted inputs cannot be recomputed from the chain, so each input proof is also journaled (`{k: 'input'}`) and
+ * re-registered when the journal after a snapshot is replayed; computed values are rebuilt from the chain's events
+ * after the snapshot's block.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import {
-  FhevmDBMap,
   FhevmHandle,
   MockCoprocessor,
   MockFhevmInstance,
@@ -29,7 +30,8 @@ import {
 import { SepoliaConfig } from '@zama-fhe/relayer-sdk/node';
 import { BrowserProvider, Wallet } from 'ethers';
 import { type Abi, type Address, decodeFunctionResult, encodeFunctionData, getAddress, type Hex } from 'viem';
-import type { Eip1193 } from '../chain/edr.ts';
+import type { Eip1193 } from '../chain/evm.ts';
+import { type CoprocessorState, SnapshotFhevmDB } from './fhevm-db.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -186,6 +188,13 @@ export interface MockFhevm {
   insertInputs(handles: string[], values: string[]): Promise<void>;
   /** Number of handles the mock knows (after processing pending chain events). */
   countHandles(): Promise<number>;
+  /** Reads the executor events mined since the last query (so that `saveDatabase` has few left to read). */
+  catchUp(): Promise<void>;
+  /**
+   * The handle database after every executor event up to the chain's head, for a snapshot. The caller holds the
+   * chain still (no block may be mined meanwhile).
+   */
+  saveDatabase(): Promise<CoprocessorState>;
   /** Answers one of `RELAYER_METHODS` for an untrusted caller (every check of the real gateway first). */
   serveRelayer(method: string, params: unknown): Promise<unknown>;
 }
@@ -193,12 +202,14 @@ export interface MockFhevm {
 /**
  * Creates the coprocessor, the in-process relayer and the `MockFhevmInstance` over an already set-up chain.
  * `recordInput` is called with every new input proof's handles and clear values before the proof is returned.
+ * `database` is the handle database a snapshot saved (the coprocessor then reads the chain from its block on).
  */
 export async function createMockFhevm(
   chain: Eip1193,
   params: {
     signers: MockSignerKeys;
     recordInput: (handles: string[], values: string[]) => Promise<void>;
+    database?: CoprocessorState;
   },
 ): Promise<MockFhevm> {
   const addresses = await resolveHostAddresses(chain);
@@ -223,8 +234,7 @@ export async function createMockFhevm(
     kmsVerifierProperties: { signers: [kmsSigner] },
   });
 
-  const db = new FhevmDBMap();
-  await db.init(0);
+  const db = new SnapshotFhevmDB(params.database);
   const coprocessor = await MockCoprocessor.create(readonlyProvider, {
     coprocessorContractAddress: addresses.executor,
     coprocessorSigners: [coprocessorSigner],
@@ -450,6 +460,16 @@ export async function createMockFhevm(
       await coprocessor.awaitCoprocessor();
       return db.countHandles;
     },
+    catchUp: () => decryptOneAtATime(() => coprocessor.awaitCoprocessor()),
+    saveDatabase: () =>
+      decryptOneAtATime(async () => {
+        const head = Number(await readonlyProvider.getBlockNumber());
+        await coprocessor.awaitCoprocessor();
+        if (Number(await readonlyProvider.getBlockNumber()) !== head) {
+          throw new Error('A block was mined while the coprocessor was being saved');
+        }
+        return db.save(head + 1);
+      }),
   };
 }
 

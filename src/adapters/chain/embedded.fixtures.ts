@@ -1,0 +1,89 @@
+/**
+ * Test helpers (not tests) for the embedded network and the devnet: wallets, money moves, and a view of the chain
+ * to compare before and after a restart. Shared by the tests and their crash children (processes killed with
+ * SIGKILL).
+ */
+import { type Address, type Hex, parseEther } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import {
+  decryptConfidentialBalance,
+  encodeApprove,
+  encodeConfidentialTransfer,
+  encodeMint,
+  encodeWrap,
+  getConfidentialBalanceHandle,
+  getGasBalance,
+  getStablecoinBalance,
+} from '../confidential/helpers.ts';
+import { sendTransactionOrThrow } from './tx.ts';
+import type { Network } from './types.ts';
+
+export interface Wallet {
+  address: Address;
+  privateKey: Hex;
+}
+
+export function newWallet(privateKey: Hex = generatePrivateKey()): Wallet {
+  return { address: privateKeyToAccount(privateKey).address, privateKey };
+}
+
+/** Gas, then `confidential` base units minted, approved and wrapped into the confidential token. */
+export async function fund(network: Network, wallet: Wallet, confidential: bigint): Promise<void> {
+  const op = network.operator.privateKey;
+  const { stablecoin, confidentialToken } = network.contracts;
+  await sendTransactionOrThrow(network, { privateKey: op, to: wallet.address, value: parseEther('1') });
+  await sendTransactionOrThrow(network, {
+    privateKey: op,
+    to: stablecoin,
+    data: encodeMint(wallet.address, confidential),
+  });
+  await sendTransactionOrThrow(network, {
+    privateKey: wallet.privateKey,
+    to: stablecoin,
+    data: encodeApprove(confidentialToken, confidential),
+  });
+  await sendTransactionOrThrow(network, {
+    privateKey: wallet.privateKey,
+    to: confidentialToken,
+    data: encodeWrap(wallet.address, confidential),
+  });
+}
+
+export async function confidentialTransfer(network: Network, from: Wallet, to: Address, amount: bigint) {
+  const encrypted = await network.rail.encryptAmount({
+    contract: network.contracts.confidentialToken,
+    caller: from.address,
+    amount,
+  });
+  return sendTransactionOrThrow(network, {
+    privateKey: from.privateKey,
+    to: network.contracts.confidentialToken,
+    data: encodeConfidentialTransfer(to, encrypted),
+  });
+}
+
+/** What must be identical across restarts: every block's hash, and each wallet's balances, handle and decryption. */
+export interface ChainView {
+  blockNumber: bigint;
+  blockHashes: Hex[];
+  wallets: { gas: bigint; stable: bigint; handle: Hex; confidential: bigint }[];
+}
+
+export async function chainView(network: Network, wallets: Wallet[]): Promise<ChainView> {
+  // Not viem's cached block number (a client over HTTP keeps it for 4 s).
+  const blockNumber = await network.publicClient.getBlockNumber({ cacheTime: 0 });
+  const blockHashes: Hex[] = [];
+  for (let n = 0n; n <= blockNumber; n++) {
+    blockHashes.push((await network.publicClient.getBlock({ blockNumber: n })).hash);
+  }
+  const rows = [];
+  for (const wallet of wallets) {
+    rows.push({
+      gas: await getGasBalance(network, wallet.address),
+      stable: await getStablecoinBalance(network, wallet.address),
+      handle: await getConfidentialBalanceHandle(network, wallet.address),
+      confidential: await decryptConfidentialBalance(network, wallet.privateKey),
+    });
+  }
+  return { blockNumber, blockHashes, wallets: rows };
+}

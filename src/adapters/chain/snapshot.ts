@@ -1,0 +1,261 @@
+/**
+ * Snapshots of the embedded network (`{dataDir}/chain/snapshots/`): the chain's state as anvil dumps it (accounts,
+ * blocks, transactions, receipts), the mock coprocessor's handle database, and the journal position they cover.
+ * At start the newest valid snapshot is loaded and only the journal entries after its position are replayed.
+ *
+ * - One file per snapshot, named by the number of journal entries it covers (`000000001500.snapshot`): a header line
+ *   `sealpay-chain-snapshot 1 <sha256 of the body> <body bytes>`, then the body (JSON).
+ * - Written atomically: a temporary file, fsync, rename, fsync of the directory. A crash mid-write leaves a
+ *   temporary file, which is ignored and removed; a file that does not match its header is ignored.
+ * - The two newest are kept: if the newest cannot be used, the one before it can, and else the whole journal.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { open, rename } from 'node:fs/promises';
+import path from 'node:path';
+import { type CoprocessorState, isCoprocessorState } from '../confidential/fhevm-db.ts';
+import { compactDump } from './anvil-dump.ts';
+import type { JournalPosition } from './journal.ts';
+import type { NodeExtras } from './journaled-chain.ts';
+
+export interface ChainSnapshot {
+  version: 1;
+  /** The journal entries it covers: all of those before this position, none after. */
+  journal: JournalPosition;
+  /** The chain's latest block when it was taken: checked once the state is loaded. */
+  head: { number: number; hash: string };
+  /** The journaled chain's clock offset (seconds added to wall time for new blocks). */
+  clockOffset: number;
+  /** `anvil_dumpState` (gzip'ed JSON, hex), without call traces (anvil-dump.ts). */
+  chain: string;
+  /** What the dump lacks: the pool's transactions, impersonated accounts, a next block's base fee. */
+  node: NodeExtras;
+  coprocessor: CoprocessorState;
+}
+
+const MAGIC = 'sealpay-chain-snapshot';
+const FORMAT_VERSION = 1;
+const KEEP = 2;
+const NAME = /^(\d{12})\.snapshot$/;
+
+function sha256(data: Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+export function snapshotFileName(entries: number): string {
+  return `${String(entries).padStart(12, '0')}.snapshot`;
+}
+
+/** The snapshot files in `dir`, newest (most journal entries covered) first. */
+export function listSnapshots(dir: string): { file: string; entries: number }[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return names
+    .flatMap((name) => {
+      const match = NAME.exec(name);
+      return match ? [{ file: path.join(dir, name), entries: Number(match[1]) }] : [];
+    })
+    .sort((a, b) => b.entries - a.entries);
+}
+
+function isNodeExtras(value: unknown): value is NodeExtras {
+  if (typeof value !== 'object' || value === null) return false;
+  const extras = value as Record<string, unknown>;
+  return (
+    Array.isArray(extras.pool) &&
+    extras.pool.every(
+      (tx: { hash?: unknown; m?: unknown }) => typeof tx?.hash === 'string' && typeof tx.m === 'string',
+    ) &&
+    Array.isArray(extras.impersonated) &&
+    extras.impersonated.every((address) => typeof address === 'string') &&
+    'nextBaseFee' in extras
+  );
+}
+
+function isPosition(value: unknown): value is JournalPosition {
+  if (typeof value !== 'object' || value === null) return false;
+  const position = value as Record<string, unknown>;
+  const last = position.lastEntry as Record<string, unknown> | null | undefined;
+  return (
+    Number.isSafeInteger(position.entries) &&
+    Number.isSafeInteger(position.bytes) &&
+    (last === null ||
+      (typeof last === 'object' &&
+        last !== undefined &&
+        Number.isSafeInteger(last.bytes) &&
+        typeof last.sha256 === 'string'))
+  );
+}
+
+/** Reads and checks one snapshot file; throws with the reason when it cannot be used. */
+export function readSnapshot(file: string): ChainSnapshot {
+  const data = readFileSync(file);
+  const newline = data.indexOf(0x0a);
+  if (newline === -1) throw new Error('no header line');
+  const [magic, version, hash, length] = data.toString('utf8', 0, newline).split(' ');
+  if (magic !== MAGIC || Number(version) !== FORMAT_VERSION)
+    throw new Error('not a snapshot of this version');
+  const body = data.subarray(newline + 1);
+  if (body.length !== Number(length)) {
+    throw new Error(`torn: ${body.length} of ${length} bytes`);
+  }
+  if (sha256(body) !== hash) throw new Error('its content does not match its checksum');
+  const snapshot = JSON.parse(body.toString('utf8')) as ChainSnapshot;
+  const match = NAME.exec(path.basename(file));
+  if (
+    snapshot.version !== FORMAT_VERSION ||
+    !isPosition(snapshot.journal) ||
+    (match !== null && Number(match[1]) !== snapshot.journal.entries) ||
+    typeof snapshot.head?.hash !== 'string' ||
+    !Number.isSafeInteger(snapshot.head.number) ||
+    !Number.isSafeInteger(snapshot.clockOffset) ||
+    typeof snapshot.chain !== 'string' ||
+    !snapshot.chain.startsWith('0x') ||
+    !isNodeExtras(snapshot.node) ||
+    !isCoprocessorState(snapshot.coprocessor)
+  ) {
+    throw new Error('malformed content');
+  }
+  return snapshot;
+}
+
+async function fsyncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Writes a snapshot atomically and durably, then removes all but the newest `KEEP`. Returns its file. */
+export async function writeSnapshot(dir: string, snapshot: ChainSnapshot): Promise<string> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const body = Buffer.from(JSON.stringify(snapshot), 'utf8');
+  const header = Buffer.from(`${MAGIC} ${FORMAT_VERSION} ${sha256(body)} ${body.length}\n`, 'utf8');
+  const file = path.join(dir, snapshotFileName(snapshot.journal.entries));
+  const temporary = `${file}.${process.pid}.tmp`;
+  const handle = await open(temporary, 'w', 0o600);
+  try {
+    await handle.writeFile(Buffer.concat([header, body]));
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temporary, file);
+  await fsyncDirectory(dir);
+  for (const old of listSnapshots(dir).slice(KEEP)) rmSync(old.file, { force: true });
+  return file;
+}
+
+/** Removes temporary files left by a snapshot write that a crash interrupted. */
+export function removeTornSnapshotWrites(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  for (const name of names) if (name.endsWith('.tmp')) rmSync(path.join(dir, name), { force: true });
+}
+
+export interface SnapshotterOptions {
+  dir: string;
+  /** Journal entries between two snapshots (at least). */
+  every: number;
+  /** Entries the newest snapshot on disk covers (0 when there is none). */
+  coveredEntries: number;
+  /** The journal's current length. */
+  journalEntries: () => number;
+  /** Work that shortens `capture` and needs the chain not held still (the coprocessor reads new events). */
+  prepare: () => Promise<void>;
+  /**
+   * Takes the snapshot's content while the chain is held still (`chain` as anvil dumps it), or null when the
+   * journal has not grown since the last snapshot.
+   */
+  capture: () => Promise<ChainSnapshot | null>;
+  log: { info(message: string): void; error(message: string): void };
+}
+
+/** Share of the time the chain may be held still by snapshots: anvil's dump grows with the history it holds. */
+const HELD_SHARE = 0.1;
+
+/**
+ * Takes a snapshot every `every` journal entries, in the background: the request that crossed the line does not
+ * wait for it, and the chain is held still only while anvil dumps its state, not while the dump is compacted and
+ * written. Anvil's dump takes longer as its history grows, so snapshots are also spaced so that the chain is held
+ * still at most a tenth of the time. A last one is taken at a graceful stop. A failed snapshot is logged and tried
+ * again later: the journal holds everything meanwhile.
+ */
+export class Snapshotter {
+  readonly #options: SnapshotterOptions;
+  #covered: number;
+  #attempted: number;
+  #notBefore = 0;
+  #running: Promise<void> | null = null;
+
+  constructor(options: SnapshotterOptions) {
+    this.#options = options;
+    this.#covered = options.coveredEntries;
+    this.#attempted = options.coveredEntries;
+  }
+
+  /** Journal entries the newest snapshot covers. */
+  get coveredEntries(): number {
+    return this.#covered;
+  }
+
+  /** Called after each journal entry: starts a snapshot when enough entries and time have passed. */
+  onJournaled(): void {
+    if (this.#options.journalEntries() - this.#attempted < this.#options.every) return;
+    if (performance.now() < this.#notBefore) return;
+    this.takeInBackground();
+  }
+
+  /** Starts a snapshot unless one is being taken. */
+  takeInBackground(): void {
+    if (this.#running) return;
+    this.#running = this.#take().finally(() => {
+      this.#running = null;
+    });
+  }
+
+  /** Waits for a snapshot being taken, then takes one if the journal has grown since (graceful stop). */
+  async takeFinal(): Promise<void> {
+    await this.#running;
+    if (this.#options.journalEntries() > this.#covered) await this.#take();
+  }
+
+  async #take(): Promise<void> {
+    const started = performance.now();
+    this.#attempted = this.#options.journalEntries();
+    let heldMs = 0;
+    try {
+      await this.#options.prepare();
+      const prepared = performance.now();
+      const captured = await this.#options.capture();
+      const capturedAt = performance.now();
+      heldMs = capturedAt - prepared;
+      if (!captured) return;
+      const snapshot = { ...captured, chain: await compactDump(captured.chain) };
+      const compactedAt = performance.now();
+      const file = await writeSnapshot(this.#options.dir, snapshot);
+      this.#covered = snapshot.journal.entries;
+      this.#options.log.info(
+        `chain snapshot ${path.basename(file)} (${snapshot.journal.entries} journal entries, block ${snapshot.head.number}): chain held ${Math.round(heldMs)} ms, then compacted in ${Math.round(compactedAt - capturedAt)} ms and written in ${Math.round(performance.now() - compactedAt)} ms (${Math.round(prepared - started)} ms of preparation before)`,
+      );
+    } catch (error) {
+      this.#options.log.error(
+        `chain snapshot failed (the journal holds everything): ${(error as Error).message}`,
+      );
+    } finally {
+      this.#notBefore = performance.now() + heldMs * (1 / HELD_SHARE - 1);
+    }
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The import structure of `src/`, checked on every run (docs/CONVENTIONS.md, "where things go"): every file sits
+ * in a layer, imports only from its own layer or the ones below, and no files import each other in a circle.
+ * Test files and the test kits are left out: they may reach anywhere.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = path.dirname(fileURLToPath(import.meta.url));
+
+/** Highest first. A file belongs to the first layer whose pattern matches its path under `src/`. */
+const LAYERS: { name: string; match: RegExp }[] = [
+  { name: 'composition root', match: /^(main|runtime|operations|app|control)\.ts$/ },
+  { name: 'modules', match: /^modules\// },
+  { name: 'http and worker', match: /^(http|worker)\// },
+  { name: 'deps', match: /^deps\.ts$/ },
+  { name: 'config', match: /^config\.ts$/ },
+  { name: 'adapters', match: /^adapters\// },
+  { name: 'db', match: /^db\// },
+  { name: 'lib', match: /^lib\// },
+];
+
+function layerOf(file: string): number {
+  const index = LAYERS.findIndex((layer) => layer.match.test(file));
+  if (index < 0) throw new Error(`${file} is in no layer: add it to LAYERS`);
+  return index;
+}
+
+function isTestOnly(file: string): boolean {
+  return /\.test\.ts$/.test(file) || /(^|\/)testkit\.ts$/.test(file) || /\.crash-child\.ts$/.test(file);
+}
+
+function sourceFiles(dir = SRC): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'migrations' ? [] : sourceFiles(full);
+    return entry.name.endsWith('.ts') ? [path.relative(SRC, full)] : [];
+  });
+}
+
+/** The project files a source file imports (static, re-exports and dynamic imports; type-only ones too). */
+function importsOf(file: string, text: string): string[] {
+  const specifiers = [
+    ...text.matchAll(/^\s*(?:import|export)\s[^;]*?\sfrom\s+'([^']+)'/gms),
+    ...text.matchAll(/^\s*import\s+'([^']+)'/gm),
+    ...text.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g),
+  ].map((match) => match[1] as string);
+  return specifiers
+    .filter((specifier) => specifier.startsWith('.'))
+    .map((specifier) => path.normalize(path.join(path.dirname(file), specifier)));
+}
+
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles().filter((file) => !isTestOnly(file))) {
+    const inside = importsOf(file, readFileSync(path.join(SRC, file), 'utf8')).filter(
+      (target) => !target.startsWith('..'),
+    );
+    graph.set(file, inside);
+  }
+  return graph;
+}
+
+function cycles(graph: Map<string, string[]>): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (file: string) => {
+    state.set(file, 'open');
+    stack.push(file);
+    for (const target of graph.get(file) ?? []) {
+      if (state.get(target) === 'open') found.push([...stack.slice(stack.indexOf(target)), target]);
+      else if (!state.has(target)) visit(target);
+    }
+    stack.pop();
+    state.set(file, 'done');
+  };
+  for (const file of graph.keys()) if (!state.has(file)) visit(file);
+  return found;
+}
+
+describe('import structure of src/', () => {
+  const graph = importGraph();
+
+  it('reads the imports it checks (a planted upward import and a planted circle are found)', () => {
+    expect(
+      importsOf('http/x.ts', "import type { A } from '../modules/a/a.ts';\nimport '../lib/b.ts';"),
+    ).toEqual(['modules/a/a.ts', 'lib/b.ts']);
+    expect(layerOf('modules/a/a.ts')).toBeLessThan(layerOf('http/x.ts'));
+    const planted = new Map([
+      ['lib/a.ts', ['lib/b.ts']],
+      ['lib/b.ts', ['lib/a.ts']],
+    ]);
+    expect(cycles(planted)).toEqual([['lib/a.ts', 'lib/b.ts', 'lib/a.ts']]);
+    expect(graph.size).toBeGreaterThan(50);
+  });
+
+  it('imports nothing from a higher layer', () => {
+    const upward = [...graph].flatMap(([file, targets]) =>
+      targets
+        .filter((target) => graph.has(target) && layerOf(target) < layerOf(file))
+        .map(
+          (target) =>
+            `${file} (${LAYERS[layerOf(file)]?.name}) -> ${target} (${LAYERS[layerOf(target)]?.name})`,
+        ),
+    );
+    expect(upward).toEqual([]);
+  });
+
+  it('has no import circle', () => {
+    expect(cycles(graph).map((cycle) => cycle.join(' -> '))).toEqual([]);
+  });
+});
