@@ -27,7 +27,7 @@ export interface AuthResult {
   notes: string[];
 }
 
-async function startServer(script: string, env: Record<string, string> = {}) {
+export async function startServer(script: string, env: Record<string, string> = {}) {
   const child = spawn(process.execPath, [fileURLToPath(new URL(script, import.meta.url))], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -48,7 +48,7 @@ async function startServer(script: string, env: Record<string, string> = {}) {
   };
 }
 
-async function load(
+export async function load(
   url: string,
   headers: Record<string, string>,
   connections: number,

@@ -29,7 +29,12 @@ export interface StartupResult {
   notes: string[];
 }
 
-async function post(service: ServiceProcess, client: Client, path: string, body: unknown): Promise<string> {
+export async function post(
+  service: ServiceProcess,
+  client: Client,
+  path: string,
+  body: unknown,
+): Promise<string> {
   const response = await request(service.baseUrl, 'POST', `/api/v1${path}`, {
     headers: client.headers,
     body,

@@ -21,7 +21,12 @@ export const CONTRACTS_DIR = path.join(PROJECT_ROOT, 'contracts');
 export const BUILD_DIR = path.join(PROJECT_ROOT, 'build', 'contracts');
 
 /** The contracts that are deployed (an artifact is written for each). */
-export const DEPLOYABLE_CONTRACTS = ['TestStablecoin', 'ConfidentialStable', 'LetterVault'] as const;
+export const DEPLOYABLE_CONTRACTS = [
+  'TestStablecoin',
+  'ConfidentialStable',
+  'LetterVault',
+  'TransferBatcher',
+] as const;
 
 const SOLIDITY_PACKAGES = [
   'solc',

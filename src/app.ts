@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import scalarReference from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Deps } from './deps.ts';
-import { type AuthMode, installAuth } from './http/auth.ts';
+import { installAuth } from './http/auth.ts';
 import { ErrorEnvelope, ok } from './http/envelope.ts';
 import {
   frameworkErrorOf,
@@ -18,6 +18,7 @@ import {
 import { installInputChecks, installJsonParser } from './http/input.ts';
 import { configuredSecrets, createRedactor, loggerOptions } from './http/logger.ts';
 import { installMetrics } from './http/metrics.ts';
+import { transformDocument, transformRoute } from './http/openapi.ts';
 import type { App } from './http/types.ts';
 import { AppError } from './lib/errors.ts';
 import { type LoginExtensions, registerAccountRoutes } from './modules/accounts/accounts.routes.ts';
@@ -26,13 +27,16 @@ import { registerKeyRoutes } from './modules/keys/keys.routes.ts';
 import { resolveApiKey } from './modules/keys/keys.service.ts';
 import { registerLetterRoutes } from './modules/letters/letters.routes.ts';
 import { registerNetworkRoutes, registerRpcRoute } from './modules/network/network.routes.ts';
+import { registerNotificationRoutes } from './modules/notifications/notifications.routes.ts';
 import { registerReceiptRoutes } from './modules/receipts/receipts.routes.ts';
+import { registerRecoveryRoutes } from './modules/recovery/recovery.routes.ts';
 import { registerSandboxRoutes } from './modules/sandbox/sandbox.routes.ts';
 import { registerSecurityRoutes } from './modules/security/security.routes.ts';
 import { totpSecondFactor } from './modules/security/totp.service.ts';
 import { registerTransactionRoutes } from './modules/transactions/transactions.routes.ts';
 import { registerWalletRoutes } from './modules/wallets/wallets.routes.ts';
 import { registerWebRoutes } from './modules/web/web.routes.ts';
+import { registerWebhookRoutes } from './modules/webhooks/webhooks.routes.ts';
 
 export const API_PREFIX = '/api/v1';
 
@@ -66,9 +70,6 @@ function trustProxyOf(
 ): false | string[] | ((address: string, hop: number) => boolean) {
   return typeof trusted === 'number' ? (_address, hop) => hop < trusted : trusted;
 }
-
-/** Marks, between the swagger transforms, an operation whose whole body is optional (`config.optionalBody`). */
-const OPTIONAL_BODY = 'x-sealpay-optional-body';
 
 /** `Content-Security-Policy` of the API reference: its own script and styles, nothing framed, nothing remote. */
 const DOCS_CONTENT_SECURITY_POLICY = [
@@ -129,6 +130,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
   installErrorHandling(app);
   app.addHook('onSend', async (request, reply, payload) => {
     setSecurityHeaders(request, reply);
+    // The id of this request in the service's log lines: a client reports it (`SealpayError.requestId`).
+    reply.header('x-request-id', request.id);
     return payload;
   });
   await app.register(fastifyCookie, { secret: deps.keyring.derive('cookie-signing').toString('hex') });
@@ -156,35 +159,13 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
         },
       },
     },
-    transform: ({ schema, url, route }) => {
-      const auth: AuthMode = (route.config as { auth?: AuthMode } | undefined)?.auth ?? 'none';
-      const security: Record<string, string[]>[] = {
-        none: [],
-        either: [{ apiKey: [] }, { session: [] }],
-        session: [{ session: [] }],
-        operator: [{ operatorSecret: [] }],
-      }[auth];
-      const path = url.startsWith(API_PREFIX) ? url.slice(API_PREFIX.length) || '/' : url;
-      // @fastify/swagger documents every body as required: this mark tells transformObject which ones are not.
-      const optional = route.config?.optionalBody ? { [OPTIONAL_BODY]: true } : {};
-      return { schema: { ...schema, security, ...optional } as typeof schema, url: path };
-    },
-    transformObject: (document) => {
-      if (!('openapiObject' in document)) return document.swaggerObject;
-      const { openapiObject } = document;
-      for (const methods of Object.values(openapiObject.paths ?? {})) {
-        for (const operation of Object.values(methods ?? {}) as Array<Record<string, unknown>>) {
-          if (typeof operation !== 'object' || operation === null || !(OPTIONAL_BODY in operation)) continue;
-          delete operation[OPTIONAL_BODY];
-          const body = operation.requestBody as { required?: boolean } | undefined;
-          if (body) body.required = false;
-        }
-      }
-      return openapiObject;
-    },
+    // Schemas added by id (`app.addSchema`) are documented under that id, not `def-N`.
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transform: transformRoute(API_PREFIX),
+    transformObject: transformDocument(ErrorEnvelope.$id ?? 'ErrorEnvelope'),
   });
   app.addSchema(ErrorEnvelope);
-  const metrics = installMetrics(app, deps.config);
+  const metrics = installMetrics(app, deps.config, deps.metrics.registry);
 
   const loginExtensions: LoginExtensions = { secondFactor: (user) => totpSecondFactor(deps, user) };
   await app.register(
@@ -200,6 +181,9 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
       registerReceiptRoutes(typed, deps);
       registerLetterRoutes(typed, deps);
       registerSecurityRoutes(typed, deps);
+      registerWebhookRoutes(typed, deps);
+      registerRecoveryRoutes(typed, deps);
+      registerNotificationRoutes(typed, deps);
       typed.get(
         '/openapi.json',
         { config: { auth: 'none', rate: 'none' }, schema: { hide: true } },

@@ -12,6 +12,8 @@ export interface RateLimitSettings {
   claimAttemptsPer15Min: number;
   signupsPerHour: number;
   previewsPerMinute: number;
+  /** `POST /auth/password/forgot` per IP (the per-address limit is fixed: a few an hour). */
+  passwordResetRequestsPerHour: number;
 }
 
 export interface Config {
@@ -35,8 +37,17 @@ export interface Config {
   readonly signup: 'open' | 'closed';
   readonly zamaApiKey: string | null;
   readonly lobApiKey: string | null;
+  /** Account emails over SMTP (`smtp://user:pass@host:587`); unset on `local`/`devnet` = the local mailbox. */
+  readonly smtpUrl: string | null;
+  /** The `From:` of account emails. */
+  readonly emailFrom: string;
   readonly operatorPrivateKey: string | null;
-  readonly contracts: { stablecoin?: string; confidentialToken?: string; letterVault?: string };
+  readonly contracts: {
+    stablecoin?: string;
+    confidentialToken?: string;
+    letterVault?: string;
+    transferBatcher?: string;
+  };
   /** Return address printed on mailed letters (the real print provider needs one). */
   readonly mailFrom: {
     name: string;
@@ -62,7 +73,16 @@ export interface Config {
     concurrency: number;
     transientRetryHours: number;
     leaseMs: number;
+    /** Confidential transfers ready together share one transaction and one input proof, up to this many. */
+    batchMax: number;
+    /** How long the first transfer of a batch waits for others to join it. */
+    batchWindowMs: number;
   };
+  /**
+   * The chain follower (money received): `confirmations` is how many blocks a block must have on top before its
+   * logs are recorded (a reorg on a real network cannot then undo them); `pollMs` how often it reads the chain.
+   */
+  readonly follower: { confirmations: number; pollMs: number };
   readonly version: string;
 }
 
@@ -159,6 +179,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signup: oneOf(env, 'SIGNUP', ['open', 'closed'] as const, 'open'),
     zamaApiKey: text(env, 'ZAMA_API_KEY'),
     lobApiKey: text(env, 'LOB_API_KEY'),
+    smtpUrl: text(env, 'SMTP_URL'),
+    emailFrom: text(env, 'EMAIL_FROM') ?? `sealpay <no-reply@${new URL(publicOrigin).hostname}>`,
     operatorPrivateKey: text(env, 'OPERATOR_PRIVATE_KEY'),
     contracts: {
       ...(text(env, 'STABLECOIN_ADDRESS') ? { stablecoin: text(env, 'STABLECOIN_ADDRESS') as string } : {}),
@@ -167,6 +189,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : {}),
       ...(text(env, 'LETTER_VAULT_ADDRESS')
         ? { letterVault: text(env, 'LETTER_VAULT_ADDRESS') as string }
+        : {}),
+      ...(text(env, 'TRANSFER_BATCHER_ADDRESS')
+        ? { transferBatcher: text(env, 'TRANSFER_BATCHER_ADDRESS') as string }
         : {}),
     },
     mailFrom: text(env, 'MAIL_FROM_LINE1')
@@ -189,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       claimAttemptsPer15Min: integer(env, 'RATE_LIMIT_CLAIMS_PER_15_MINUTES', 10, 1),
       signupsPerHour: integer(env, 'RATE_LIMIT_SIGNUPS_PER_HOUR', 30, 1),
       previewsPerMinute: integer(env, 'RATE_LIMIT_PREVIEWS_PER_MINUTE', 30, 1),
+      passwordResetRequestsPerHour: integer(env, 'RATE_LIMIT_PASSWORD_RESETS_PER_HOUR', 10, 1),
     },
     faucet: {
       defaultAmount: text(env, 'FAUCET_DEFAULT_AMOUNT') ?? '100.00',
@@ -201,6 +227,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: integer(env, 'WORKER_CONCURRENCY', 8, 1, 256),
       transientRetryHours: integer(env, 'TRANSIENT_RETRY_HOURS', 24, 1, 24 * 365),
       leaseMs: integer(env, 'WORKER_LEASE_MS', 120_000, 3000),
+      // 32 euint64 fill the 2048 bits one input proof carries.
+      batchMax: integer(env, 'WORKER_BATCH_MAX', 32, 1, 32),
+      batchWindowMs: integer(env, 'WORKER_BATCH_WINDOW_MS', 200, 0, 10_000),
+    },
+    follower: {
+      // The embedded chain and the devnet never reorganize; real networks can, by a few blocks.
+      confirmations: integer(
+        env,
+        'CONFIRMATIONS',
+        network === 'local' || network === 'devnet' ? 0 : 12,
+        0,
+        10_000,
+      ),
+      pollMs: integer(env, 'FOLLOWER_POLL_MS', 1000, 10),
     },
     version: packageVersion(),
   };

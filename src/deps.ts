@@ -1,5 +1,6 @@
 import type { FeeEstimate } from './adapters/chain/tx.ts';
 import type { Network } from './adapters/chain/types.ts';
+import type { EmailSender } from './adapters/email/index.ts';
 import type { PrintProvider } from './adapters/mail/index.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
@@ -8,6 +9,7 @@ import type { WorkSignal } from './db/work-signal.ts';
 import type { BoundedMap, ExpiringValue } from './lib/cache.ts';
 import type { CredentialCache } from './lib/credential-cache.ts';
 import type { TransactionErrorCode } from './lib/errors.ts';
+import type { ServiceMetrics } from './lib/metrics.ts';
 import type { RateLimitStore } from './lib/rate-limit.ts';
 import type { Keyring } from './lib/secrets.ts';
 import type { Clock } from './lib/time.ts';
@@ -23,6 +25,11 @@ export interface Deps {
   readonly network: Network | null;
   /** The print provider (local sandbox or Lob); null where none is configured (`503 mail_provider_not_configured`). */
   readonly mail: PrintProvider | null;
+  /**
+   * Account emails (reset links, security notices): SMTP, or the local mailbox on the sandbox networks; null where
+   * neither is configured (nothing is queued then).
+   */
+  readonly email: EmailSender | null;
   /** Wakes workers when work is queued: in this process, and across processes on PostgreSQL (LISTEN/NOTIFY). */
   readonly workSignal: WorkSignal;
   /** What every transaction type is and does (src/operations.ts): the worker and the inline driver run these. */
@@ -36,6 +43,8 @@ export interface Deps {
   readonly balanceCache: BoundedMap<string, bigint>;
   /** The chain's fee estimate (two calls), kept a second: the worker signs many transactions a second. */
   readonly feeCache: ExpiringValue<FeeEstimate>;
+  /** The process's counters (input proofs, encrypted amounts, batch sizes), shown on `/metrics`. */
+  readonly metrics: ServiceMetrics;
 }
 
 /** What an operation works with: the dependencies, and the chain (the worker runs only where there is one). */
@@ -55,6 +64,16 @@ export interface Operation {
   /** The row's `errorCode` when it fails and the failure names no code of its own. */
   readonly failureCode: TransactionErrorCode;
   run(ctx: OperationContext, row: TransactionRow): Promise<void>;
+  /**
+   * Rows of the type that are ready together and may share one chain transaction (and one input proof): the
+   * worker leases the rows that `canJoin`, waits a short window for more, and hands them to `run`, which advances
+   * each row's own state and returns those that must go alone (through the `run` above). A row a batch took keeps
+   * being advanced by the `run` above after a crash: that `run` resumes the batch.
+   */
+  readonly batch?: {
+    canJoin(row: TransactionRow): boolean;
+    run(ctx: OperationContext, rows: TransactionRow[]): Promise<TransactionRow[]>;
+  };
   onFailure?(ctx: OperationContext, row: TransactionRow): Promise<void>;
 }
 

@@ -9,7 +9,10 @@ import type { Deps } from './deps.ts';
 import { configuredSecrets, createRedactor, loggerOptions } from './http/logger.ts';
 import { LockHeldError } from './lib/pid-lock.ts';
 import { runAccountsCommand } from './modules/accounts/accounts.cli.ts';
+import { startFollower } from './modules/incoming/follower.service.ts';
 import { startLetterSweeper } from './modules/letters/sweep.service.ts';
+import { startEmailDelivery } from './modules/notifications/notifications.service.ts';
+import { startWebhookDelivery } from './modules/webhooks/delivery.service.ts';
 import { closeDeps, createDeps } from './runtime.ts';
 import { startWorker } from './worker/worker.ts';
 
@@ -68,6 +71,15 @@ async function run(role: Role): Promise<void> {
   if (role.worker && config.worker.enabled) {
     stoppers.push(await startWorker(deps, log));
     stoppers.push(startLetterSweeper(deps, log));
+    stoppers.push(startFollower(deps, log));
+    stoppers.push(await startWebhookDelivery(deps, log));
+    stoppers.push(startEmailDelivery(deps, log));
+  }
+  if (!deps.email) {
+    log.warn(
+      { network: config.network },
+      'SMTP_URL is not set: account emails (password reset links, security notices) are not sent',
+    );
   }
   closeWithGrace({ delay: 10_000, logger: log }, async ({ err, signal }) => {
     if (err) log.error({ err }, 'stopping after an error');

@@ -1,5 +1,6 @@
 import type { FeeEstimate } from './adapters/chain/tx.ts';
-import type { ContractAddresses, Network } from './adapters/chain/types.ts';
+import type { ConfidentialRail, ContractAddresses, Network } from './adapters/chain/types.ts';
+import { createEmailSender } from './adapters/email/index.ts';
 import { createPrintProvider } from './adapters/mail/index.ts';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/client.ts';
@@ -9,6 +10,7 @@ import { createWorkSignal } from './db/work-signal.ts';
 import type { Deps } from './deps.ts';
 import { BoundedMap, ExpiringValue } from './lib/cache.ts';
 import { CredentialCache } from './lib/credential-cache.ts';
+import { createServiceMetrics, type ServiceMetrics } from './lib/metrics.ts';
 import { MemoryRateLimitStore } from './lib/rate-limit.ts';
 import { loadKeyring } from './lib/secrets.ts';
 import { type Clock, systemClock } from './lib/time.ts';
@@ -61,9 +63,12 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
       ...(config.zamaApiKey ? { zamaApiKey: config.zamaApiKey } : {}),
       ...(config.operatorPrivateKey ? { operatorPrivateKey: config.operatorPrivateKey } : {}),
       contracts: config.contracts as Partial<ContractAddresses>,
+      ...(config.contracts.transferBatcher ? { transferBatcher: config.contracts.transferBatcher } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
     });
   }
+  const metrics = createServiceMetrics();
+  if (network) network = withCountedProofs(network, metrics);
   const clock = options.clock ?? systemClock;
   const mail = createPrintProvider({
     network: config.network,
@@ -71,6 +76,13 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
     dataDir: config.dataDir,
     now: () => clock.now(),
     ...(config.mailFrom ? { sender: config.mailFrom } : {}),
+  });
+  const email = createEmailSender({
+    network: config.network,
+    smtpUrl: config.smtpUrl,
+    from: config.emailFrom,
+    dataDir: config.dataDir,
+    now: () => clock.now(),
   });
   const workSignal = createWorkSignal(database, {
     warn: (object, message) =>
@@ -88,6 +100,7 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
     rateLimits,
     network,
     mail,
+    email,
     workSignal,
     operations,
     credentialCache,
@@ -95,11 +108,42 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
     // The estimate's max fee carries viem's margin over the base fee, which cannot rise that far within a second
     // (at most 12.5 % per block).
     feeCache: new ExpiringValue<FeeEstimate>(1000),
+    metrics,
   };
+}
+
+/**
+ * The network with a rail that counts every input proof it builds and the amounts in it, whichever module asks
+ * (a Proxy: a remote network's settings are getters that must stay lazy).
+ */
+function withCountedProofs(network: Network, metrics: ServiceMetrics): Network {
+  const { rail } = network;
+  const counted: ConfidentialRail = {
+    kind: rail.kind,
+    async encryptAmount(params) {
+      const encrypted = await rail.encryptAmount(params);
+      metrics.inputProofs.inc();
+      metrics.encryptedAmounts.inc();
+      return encrypted;
+    },
+    async encryptAmounts(params) {
+      const encrypted = await rail.encryptAmounts(params);
+      metrics.inputProofs.inc();
+      metrics.encryptedAmounts.inc(params.amounts.length);
+      return encrypted;
+    },
+    userDecrypt: (params) => rail.userDecrypt(params),
+    userDecryptMany: (params) => rail.userDecryptMany(params),
+    publicDecrypt: (handles) => rail.publicDecrypt(handles),
+  };
+  return new Proxy(network, {
+    get: (target, property) => (property === 'rail' ? counted : Reflect.get(target, property, target)),
+  });
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {
   await deps.workSignal.close();
   await deps.network?.close();
+  await deps.email?.close();
   await deps.database.close();
 }

@@ -202,3 +202,11 @@ export function rpcClient(app: App) {
     }),
   });
 }
+
+/** Serves the test app over real HTTP on a free loopback port; returns its origin (closed with the context). */
+export async function listenOnLoopback(app: App): Promise<string> {
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('the app is not listening on TCP');
+  return `http://127.0.0.1:${address.port}`;
+}

@@ -18,9 +18,19 @@ export const WEB_ROOT = path.dirname(fileURLToPath(import.meta.url));
 export const WEB_DIST = path.join(WEB_ROOT, 'dist');
 const STAMP = path.join(WEB_DIST, '.stamp');
 
-/** Inputs of the bundle: everything under web/ except the output, the browser tests and this file's siblings. */
-const SOURCES = ['index.html', 'claim.html', 'favicon.svg', 'vite.config.ts', 'src'];
-const BUNDLED_PACKAGES = ['vite', 'qrcode'];
+/**
+ * Inputs of the bundle: everything under web/ except the output, the browser tests and this file's siblings, and
+ * the typed client the app calls the API through.
+ */
+const SOURCES = [
+  'index.html',
+  'claim.html',
+  'favicon.svg',
+  'vite.config.ts',
+  'src',
+  '../clients/typescript/src',
+];
+const BUNDLED_PACKAGES = ['vite', 'qrcode', 'openapi-fetch'];
 export const WEB_ENTRIES = ['index.html', 'claim.html'] as const;
 
 export interface WebBuildResult {

@@ -41,4 +41,8 @@ export class PostgresRateLimitStore implements RateLimitStore {
     );
     return { count: Number(row?.count ?? 0), resetAt };
   }
+
+  async forget(key: string): Promise<void> {
+    await this.db.execute(sql`delete from rate_limit_counters where key = ${key}`);
+  }
 }

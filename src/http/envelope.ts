@@ -38,20 +38,59 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 export const IdParam = Type.Object({ id: Type.String({ pattern: ID_PATTERN }) });
 
 /**
- * `page` and `pageSize` of a paged list (the interface: default 1 and 20, at most 100 a page). Pages stop at
- * 1,000,000: past it a number is a mistake or an attack (`1e400` parses as Infinity), answered 400.
+ * `page`, `pageSize` and `cursor` of a paged list (the interface: page default 1, pageSize default 20, at most 100
+ * a page). Pages stop at 1,000,000: past it a number is a mistake or an attack (`1e400` parses as Infinity),
+ * answered 400. `page` has no schema default so that `page` and `cursor` given together can be refused.
  */
 export const PageQueryFields = {
-  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
+  page: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 1_000_000,
+      description:
+        'Page number, default 1 (OFFSET paging: its cost grows with the page number). Not together with `cursor`.',
+    }),
+  ),
   pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  cursor: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description:
+        "The previous page's `nextCursor`: the page right after it, in constant time however deep (keyset paging " +
+        'on createdAt desc, id desc). Use it to walk a whole list or past the first pages; `page` to jump to a page ' +
+        'number. Not together with `page`.',
+    }),
+  ),
 };
 
-/** A page of a list: `{items, page, pageSize, total}`. */
-export function PageOf<T extends TSchema>(item: T) {
+/** `page`/`pageSize` of a short list with no cursor (an endpoint's deliveries): OFFSET paging is enough there. */
+export const OffsetPageQueryFields = {
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
+  pageSize: PageQueryFields.pageSize,
+};
+
+/** A page of a short list with no cursor: `{items, page, pageSize, total}`. */
+export function OffsetPageOf<T extends TSchema>(item: T) {
   return Type.Object({
     items: Type.Array(item),
     page: Type.Integer(),
     pageSize: Type.Integer(),
     total: Type.Integer(),
+  });
+}
+
+/** A page of a list: `{items, page, pageSize, total, nextCursor}`. */
+export function PageOf<T extends TSchema>(item: T) {
+  return Type.Object({
+    items: Type.Array(item),
+    page: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'null when the page was asked by `cursor`',
+    }),
+    pageSize: Type.Integer(),
+    total: Type.Integer({ description: "The list's rows under the given filters, exact" }),
+    nextCursor: Type.Union([Type.String(), Type.Null()], {
+      description: 'Pass as `cursor` for the next page; null on the last page',
+    }),
   });
 }

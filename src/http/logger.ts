@@ -135,6 +135,7 @@ export function configuredSecrets(config: {
   operatorPrivateKey: string | null;
   rpcUrl: string | null;
   databaseUrl: string | null;
+  smtpUrl?: string | null;
 }): string[] {
   const secrets = [
     config.masterKey,
@@ -145,12 +146,14 @@ export function configuredSecrets(config: {
     // An RPC URL often carries the provider's key in its path or query.
     config.rpcUrl,
   ];
-  if (config.databaseUrl) {
+  // Connection URLs carry a password: the URL and the password alone are both censored.
+  for (const url of [config.databaseUrl, config.smtpUrl ?? null]) {
+    if (!url) continue;
     try {
-      const password = decodeURIComponent(new URL(config.databaseUrl).password);
-      secrets.push(password || null, config.databaseUrl);
+      const password = decodeURIComponent(new URL(url).password);
+      secrets.push(password || null, url);
     } catch {
-      secrets.push(config.databaseUrl);
+      secrets.push(url);
     }
   }
   return secrets.filter((secret): secret is string => typeof secret === 'string' && secret.length > 0);

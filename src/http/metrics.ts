@@ -31,6 +31,8 @@ export function assertMetricsAccess(
 export function installMetrics(
   app: FastifyInstance,
   config: Pick<Config, 'environment' | 'metricsToken'>,
+  /** The process's own counters (`Deps.metrics`), shown after the app's. */
+  service: Registry,
 ): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'sealpay_' });
@@ -59,7 +61,7 @@ export function installMetrics(
     },
     async (_request, reply) => {
       reply.type(registry.contentType);
-      return registry.metrics();
+      return `${await registry.metrics()}\n${await service.metrics()}`;
     },
   );
   return registry;

@@ -13,6 +13,8 @@ export interface RateLimitHit {
 export interface RateLimitStore {
   hit(key: string, windowMs: number, now: Date): Promise<RateLimitHit>;
   peek(key: string, windowMs: number, now: Date): Promise<RateLimitHit>;
+  /** Drops the counter of `key` (its budget starts afresh). */
+  forget(key: string): Promise<void>;
 }
 
 export interface Limit {
@@ -57,6 +59,10 @@ export class MemoryRateLimitStore implements RateLimitStore {
     const { start, resetAt } = windowOf(windowMs, now);
     const current = this.counters.get(key);
     return { count: current && current.start === start ? current.count : 0, resetAt };
+  }
+
+  async forget(key: string): Promise<void> {
+    this.counters.delete(key);
   }
 
   /** Drops finished windows now and then so the map does not grow without bound. */

@@ -2,12 +2,14 @@
  * The transactions table as the worker's queue: leases, guarded status moves, retries. Rows are created by the
  * feature modules (`transactions.repository.ts`); from then on they move only through here.
  */
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { type DbOrTx, rows } from '../db/client.ts';
+import { recordEvent } from '../db/events.ts';
 import {
   type NewTransaction,
   type TransactionRow,
   type TransactionStatus,
+  type TransactionType,
   transactions,
 } from '../db/schema/index.ts';
 
@@ -25,7 +27,8 @@ export async function findTransactionById(db: DbOrTx, id: string): Promise<Trans
 
 /**
  * A guarded update: applies only while the row is still in `from`, so two actors can never both move it.
- * Returns the updated row, or undefined when someone else moved it first.
+ * Returns the updated row, or undefined when someone else moved it first. A status change writes its
+ * `transaction.updated` event in the same database transaction.
  */
 export async function transition(
   db: DbOrTx,
@@ -34,28 +37,47 @@ export async function transition(
   values: Partial<NewTransaction>,
 ): Promise<TransactionRow | undefined> {
   const statuses = typeof from === 'string' ? [from] : [...from];
-  const [row] = await db
-    .update(transactions)
-    .set({ ...values, updatedAt: values.updatedAt ?? new Date() })
-    .where(and(eq(transactions.id, id), inArray(transactions.status, statuses)))
-    .returning();
-  return row;
+  const guard = and(eq(transactions.id, id), inArray(transactions.status, statuses));
+  return db.transaction(async (tx) => {
+    const [before] = await tx
+      .select({ status: transactions.status })
+      .from(transactions)
+      .where(guard)
+      .for('update');
+    if (!before) return undefined;
+    const [row] = await tx
+      .update(transactions)
+      .set({ ...values, updatedAt: values.updatedAt ?? new Date() })
+      .where(guard)
+      .returning();
+    if (row && row.status !== before.status) {
+      await recordEvent(tx, { userId: row.userId, type: 'transaction.updated', kind: 'transaction', row });
+    }
+    return row;
+  });
 }
 
-/** Leases up to `limit` runnable rows due by `now` to `owner` (SKIP LOCKED: two workers never take one row). */
+/**
+ * Leases up to `limit` runnable rows due by `now` to `owner` (SKIP LOCKED: two workers never take one row); with
+ * `freshOfType`, only QUEUED rows of that type that were never started nor batched (rows that may join a batch).
+ */
 export async function leaseDueRows(
   db: DbOrTx,
   owner: string,
   now: Date,
   leaseUntil: Date,
   limit: number,
+  freshOfType?: TransactionType,
 ): Promise<TransactionRow[]> {
+  const fresh = freshOfType
+    ? sql`and type = ${freshOfType} and status = 'QUEUED' and step = 'start' and batch_id is null`
+    : sql``;
   const claimed = await rows<{ id: string }>(
     db,
     sql`update transactions set lease_owner = ${owner}, lease_until = ${leaseUntil.toISOString()}
         where id in (
           select id from transactions
-          where status in ('QUEUED', 'PENDING', 'SETTLING')
+          where status in ('QUEUED', 'PENDING', 'SETTLING') ${fresh}
             and next_attempt_at <= ${now.toISOString()}
             and (lease_until is null or lease_until < ${now.toISOString()})
           order by next_attempt_at
@@ -117,4 +139,77 @@ export async function releaseAllLeases(db: DbOrTx): Promise<number> {
     .where(sql`${transactions.leaseOwner} is not null`)
     .returning({ id: transactions.id });
   return released.length;
+}
+
+/**
+ * Makes the rows one batch, named by the first row's id, in the order given: each row still QUEUED and in no batch
+ * joins (at the next position); one that moved meanwhile is left out. Returns the ids that joined, in order.
+ */
+export async function assignBatch(db: DbOrTx, ids: readonly string[]): Promise<string[]> {
+  const batchId = ids[0];
+  if (!batchId) return [];
+  return db.transaction(async (tx) => {
+    const joined: string[] = [];
+    for (const id of ids) {
+      const [row] = await tx
+        .update(transactions)
+        .set({ batchId, batchLeg: joined.length, step: 'batched', updatedAt: new Date() })
+        .where(and(eq(transactions.id, id), eq(transactions.status, 'QUEUED'), isNull(transactions.batchId)))
+        .returning({ id: transactions.id });
+      if (row) joined.push(row.id);
+    }
+    // A batch whose first row did not join would be named by a row outside it: then there is no batch.
+    if (joined[0] !== batchId) {
+      await tx
+        .update(transactions)
+        .set({ batchId: null, batchLeg: null, step: 'start' })
+        .where(inArray(transactions.id, joined));
+      return [];
+    }
+    return joined;
+  });
+}
+
+/** The legs of a batch, in their order. */
+export function findBatchLegs(db: DbOrTx, batchId: string): Promise<TransactionRow[]> {
+  return db
+    .select()
+    .from(transactions)
+    .where(eq(transactions.batchId, batchId))
+    .orderBy(asc(transactions.batchLeg));
+}
+
+/**
+ * A batch whose transaction reverted moved nothing: its unfinished legs leave it and are queued again to go alone
+ * (step `alone`: never batched again), due now.
+ */
+export async function dissolveBatch(db: DbOrTx, batchId: string): Promise<void> {
+  const guard = and(eq(transactions.batchId, batchId), inArray(transactions.status, ['QUEUED', 'PENDING']));
+  await db.transaction(async (tx) => {
+    const before = await tx
+      .select({ id: transactions.id, status: transactions.status })
+      .from(transactions)
+      .where(guard)
+      .for('update');
+    const rows = await tx
+      .update(transactions)
+      .set({
+        status: 'QUEUED',
+        step: 'alone',
+        batchId: null,
+        batchLeg: null,
+        txHash: null,
+        nextAttemptAt: new Date(),
+        updatedAt: new Date(),
+      })
+      .where(guard)
+      .returning();
+    // A reverted batch's PENDING legs go back to QUEUED: a status change, so its event is written with it.
+    const statusBefore = new Map(before.map((row) => [row.id, row.status]));
+    for (const row of rows) {
+      if (statusBefore.get(row.id) !== row.status) {
+        await recordEvent(tx, { userId: row.userId, type: 'transaction.updated', kind: 'transaction', row });
+      }
+    }
+  });
 }

@@ -39,6 +39,12 @@ export function blockFields(receipt: TransactionReceipt, logIndex?: number) {
   };
 }
 
+/** The amount a row moves (base units). Only rows of money received may lack one, and no operation runs those. */
+export function amountOf(row: TransactionRow): bigint {
+  if (row.amount === null) throw new Error(`transaction ${row.id} has no amount`);
+  return BigInt(row.amount);
+}
+
 /** The row's recipient: a transfer's address, a claim's wallet (the request that queued it always set one). */
 export function recipientOf(row: TransactionRow): Address {
   if (!row.toAddress) throw new PreflightError(`Transaction ${row.id} has no recipient.`);

@@ -1,7 +1,7 @@
 /**
  * Signed chain transactions (`chain_submissions`) and the nonce counters they are signed under (`address_nonces`).
  */
-import { and, eq, isNotNull, notInArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull, notInArray, or, sql } from 'drizzle-orm';
 import type { Address, Hex } from 'viem';
 import type { DbOrTx } from '../db/client.ts';
 import {
@@ -9,10 +9,17 @@ import {
   chainSubmissions,
   type NewSubmission,
   type SubmissionRow,
+  transactions,
 } from '../db/schema/index.ts';
 
-/** Purposes that move none of the client's funds: the operator's gas top-up and an ERC-20 approval. */
-const NOTHING_MOVES: readonly string[] = ['gas', 'approve'];
+/**
+ * Purposes that move none of the client's funds: the operator's gas top-up, an ERC-20 approval, and a wallet's
+ * grant of the TransferBatcher as its ERC-7984 operator.
+ */
+const NOTHING_MOVES: readonly string[] = ['gas', 'approve', 'operator-grant'];
+
+/** The purpose of a batch's signed transaction, stored under the batch's first leg (its `batch_id`). */
+export const BATCH_PURPOSE = 'batch';
 
 export async function findSubmission(
   db: DbOrTx,
@@ -27,15 +34,25 @@ export async function findSubmission(
   return row;
 }
 
-/** Whether anything that moves the client's funds was signed for the transaction. */
+/**
+ * Whether anything that moves the client's funds was signed for the transaction: its own submissions, or the
+ * signed transaction of the batch it is a leg of.
+ */
 export async function hasValueMovingSubmission(db: DbOrTx, transactionId: string): Promise<boolean> {
+  const batchOfRow = db
+    .select({ batchId: transactions.batchId })
+    .from(transactions)
+    .where(eq(transactions.id, transactionId));
   const [row] = await db
     .select({ id: chainSubmissions.id })
     .from(chainSubmissions)
     .where(
-      and(
-        eq(chainSubmissions.transactionId, transactionId),
-        notInArray(chainSubmissions.purpose, [...NOTHING_MOVES]),
+      or(
+        and(
+          eq(chainSubmissions.transactionId, transactionId),
+          notInArray(chainSubmissions.purpose, [...NOTHING_MOVES]),
+        ),
+        and(eq(chainSubmissions.purpose, BATCH_PURPOSE), inArray(chainSubmissions.transactionId, batchOfRow)),
       ),
     )
     .limit(1);

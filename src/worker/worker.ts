@@ -1,4 +1,4 @@
-import type { TransactionRow } from '../db/schema/index.ts';
+import type { TransactionRow, TransactionType } from '../db/schema/index.ts';
 import type { Deps, OperationContext } from '../deps.ts';
 import { newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -40,23 +40,80 @@ export function claimRow(deps: Deps, id: string, owner: string): Promise<Transac
  * FAILED is written only when nothing moved.
  */
 export async function processRow(deps: Deps, row: TransactionRow, logger: Logger): Promise<void> {
-  const network = deps.network;
-  if (!network) throw new Error('the worker needs the chain');
-  const operation = deps.operations[row.type];
-  const ctx: OperationContext = { deps, network };
+  const ctx = operationContext(deps);
   const { db } = deps.database;
-  // The lease is renewed while the row is driven, so a slow chain (a receipt wait) never lets a second worker
-  // take a row that is still in hand.
-  const renewal = setInterval(() => {
-    updateLeased(db, row, { leaseUntil: leaseEnd(deps) }).catch((error: unknown) =>
-      logger.warn({ transactionId: row.id, err: error }, 'lease renewal failed'),
-    );
-  }, deps.config.worker.leaseMs / 3);
-  renewal.unref();
+  const renewal = renewLeases(deps, [row], logger);
   try {
-    await operation.run(ctx, row);
+    await deps.operations[row.type].run(ctx, row);
     await updateLeased(db, row, { leaseOwner: null, leaseUntil: null });
   } catch (error) {
+    await recover(ctx, row, error, logger);
+  } finally {
+    clearInterval(renewal);
+  }
+}
+
+function operationContext(deps: Deps): OperationContext {
+  const network = deps.network;
+  if (!network) throw new Error('the worker needs the chain');
+  return { deps, network };
+}
+
+/**
+ * The leases are renewed while the rows are driven, so a slow chain (a receipt wait) never lets a second worker
+ * take a row that is still in hand.
+ */
+function renewLeases(deps: Deps, rows: TransactionRow[], logger: Logger): NodeJS.Timeout {
+  const renewal = setInterval(() => {
+    for (const row of rows) {
+      updateLeased(deps.database.db, row, { leaseUntil: leaseEnd(deps) }).catch((error: unknown) =>
+        logger.warn({ transactionId: row.id, err: error }, 'lease renewal failed'),
+      );
+    }
+  }, deps.config.worker.leaseMs / 3);
+  renewal.unref();
+  return renewal;
+}
+
+/**
+ * Rows of a type with `Operation.batch`, ready together: one batch (one chain transaction, one input proof) where
+ * the operation can make one; the rows it hands back, and a lone row, go through `processRow`.
+ */
+export async function processBatch(deps: Deps, rows: TransactionRow[], logger: Logger): Promise<void> {
+  const [first] = rows;
+  const batch = first && deps.operations[first.type].batch;
+  if (!first || !batch || rows.length === 1) {
+    await Promise.all(rows.map((row) => processRow(deps, row, logger)));
+    return;
+  }
+  const ctx = operationContext(deps);
+  const renewal = renewLeases(deps, rows, logger);
+  let alone: TransactionRow[] = [];
+  try {
+    alone = await batch.run(ctx, rows);
+    const done = rows.filter((row) => !alone.includes(row));
+    await Promise.all(
+      done.map((row) => updateLeased(deps.database.db, row, { leaseOwner: null, leaseUntil: null })),
+    );
+  } catch (error) {
+    // Each row is then what it would be after a fault of its own: retried later, or resumed from its batch.
+    await Promise.all(rows.map((row) => recover(ctx, row, error, logger)));
+  } finally {
+    clearInterval(renewal);
+  }
+  // Sent one after another: rows of one wallet take that wallet's nonces in order either way.
+  for (const row of alone) await processRow(deps, row, logger);
+}
+
+/**
+ * What follows a fault while a row was driven: FAILED when nothing moved and the fault is final, else retried
+ * with backoff (never shown) until the retry horizon.
+ */
+async function recover(ctx: OperationContext, row: TransactionRow, error: unknown, logger: Logger) {
+  const { deps } = ctx;
+  const { db } = deps.database;
+  const operation = deps.operations[row.type];
+  {
     const nothingMoved = !(await hasValueMovingSubmission(db, row.id).catch(() => true));
     if (error instanceof RevertedError || (error instanceof PreflightError && nothingMoved)) {
       logger.warn(
@@ -95,8 +152,6 @@ export async function processRow(deps: Deps, row: TransactionRow, logger: Logger
       leaseOwner: null,
       leaseUntil: null,
     });
-  } finally {
-    clearInterval(renewal);
   }
 }
 
@@ -110,6 +165,56 @@ export async function releaseOrphanedLeases(deps: Deps): Promise<number> {
   return releaseAllLeases(deps.database.db);
 }
 
+/** Claimed rows that may join a batch, by type (only where the network has a batcher), and the others. */
+function splitJoinable(deps: Deps, claimed: TransactionRow[]) {
+  const joinable = new Map<TransactionType, TransactionRow[]>();
+  const single: TransactionRow[] = [];
+  const batching = deps.network?.transferBatcher && deps.config.worker.batchMax > 1;
+  for (const row of claimed) {
+    if (batching && deps.operations[row.type].batch?.canJoin(row)) {
+      joinable.set(row.type, [...(joinable.get(row.type) ?? []), row]);
+    } else {
+      single.push(row);
+    }
+  }
+  return { joinable, single };
+}
+
+/**
+ * The first rows of a batch wait `batchWindowMs` for others of their type: the loop adds what it claims meanwhile
+ * to the open batch (`close` hands it over and closes it), and at the end of the window the rows queued since are
+ * leased too, up to `batchMax` in all. Then they go out together, `batchMax` at most per batch.
+ */
+async function collectBatches(
+  deps: Deps,
+  owner: string,
+  type: TransactionType,
+  close: () => TransactionRow[],
+  logger: Logger,
+): Promise<void> {
+  const { batchMax, batchWindowMs } = deps.config.worker;
+  if (batchWindowMs > 0) await new Promise((resolve) => setTimeout(resolve, batchWindowMs));
+  const rows = close();
+  if (rows.length < batchMax) {
+    const more = await leaseDueRows(
+      deps.database.db,
+      owner,
+      deps.clock.now(),
+      leaseEnd(deps),
+      batchMax - rows.length,
+      type,
+    ).catch((error: unknown) => {
+      logger.error({ err: error }, 'claiming work failed');
+      return [];
+    });
+    rows.push(...more);
+  }
+  const batches: TransactionRow[][] = [];
+  for (let start = 0; start < rows.length; start += batchMax)
+    batches.push(rows.slice(start, start + batchMax));
+  await Promise.all(batches.map((batch) => processBatch(deps, batch, logger)));
+}
+
 /** The worker loop: claim, run up to `concurrency` rows at once, repeat; stops cleanly on demand. */
 export async function startWorker(deps: Deps, logger: Logger): Promise<() => Promise<void>> {
   const owner = `worker-${newId()}`;
@@ -117,6 +222,8 @@ export async function startWorker(deps: Deps, logger: Logger): Promise<() => Pro
   if (orphaned > 0) logger.warn({ released: orphaned }, 'released leases left by a previous process');
   const { concurrency, pollMs } = deps.config.worker;
   const inFlight = new Set<Promise<void>>();
+  // The open batch of each type (see collectBatches): rows claimed while it waits join it.
+  const collecting = new Map<TransactionType, TransactionRow[]>();
   let stopped = false;
   let wake: (() => void) | null = null;
   // A notification that arrives while the loop is claiming is kept for the next round rather than lost.
@@ -136,10 +243,30 @@ export async function startWorker(deps: Deps, logger: Logger): Promise<() => Pro
           logger.error({ err: error }, 'claiming work failed');
           return [];
         });
-        for (const row of claimed) {
-          const task = processRow(deps, row, logger)
+        const { joinable, single } = splitJoinable(deps, claimed);
+        const tasks: [string, () => Promise<void>][] = [
+          ...single.map((row): [string, () => Promise<void>] => [
+            row.id,
+            () => processRow(deps, row, logger),
+          ]),
+        ];
+        for (const [type, rows] of joinable) {
+          const open = collecting.get(type);
+          if (open) {
+            open.push(...rows);
+            continue;
+          }
+          collecting.set(type, rows);
+          const close = () => {
+            collecting.delete(type);
+            return rows;
+          };
+          tasks.push([`${type} batch`, () => collectBatches(deps, owner, type, close, logger)]);
+        }
+        for (const [name, run] of tasks) {
+          const task = run()
             .catch((error: unknown) =>
-              logger.error({ err: error, transactionId: row.id }, 'worker task crashed'),
+              logger.error({ err: error, transactionId: name }, 'worker task crashed'),
             )
             .finally(() => {
               inFlight.delete(task);

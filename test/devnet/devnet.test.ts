@@ -84,6 +84,7 @@ describe('sealpay devnet', () => {
       'STABLECOIN_ADDRESS',
       'CONFIDENTIAL_TOKEN_ADDRESS',
       'LETTER_VAULT_ADDRESS',
+      'TRANSFER_BATCHER_ADDRESS',
       'OPERATOR_PRIVATE_KEY',
     ]);
     expect(settings.NETWORK).toBe('devnet');

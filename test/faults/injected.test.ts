@@ -120,7 +120,21 @@ beforeAll(async () => {
   });
   const base = ctx.deps.network as Network;
   const workerDeps: Deps = { ...ctx.deps, network: faultyNetwork(base, faults) };
-  stopWorker = await startWorker(workerDeps, { info: () => {}, warn: () => {}, error: () => {} });
+  const log = (level: string) => (fields: unknown, message?: string) => {
+    if (process.env.DEBUG_FAULTS)
+      console.error(
+        level,
+        message,
+        JSON.stringify(fields, (_k, v) =>
+          v instanceof Error ? v.message.split('\n')[0] : typeof v === 'bigint' ? v.toString() : v,
+        ),
+      );
+  };
+  stopWorker = await startWorker(workerDeps, {
+    info: log('info'),
+    warn: log('warn'),
+    error: log('error'),
+  } as never);
 });
 afterAll(async () => {
   await stopWorker?.();
@@ -205,8 +219,9 @@ describe('injected RPC and relayer faults', () => {
     const transactions: TxView[] = rows.map((row) => ({
       id: row.id,
       type: row.type,
+      direction: row.direction,
       status: row.status,
-      amount: formatAmount(BigInt(row.amount)),
+      amount: formatAmount(BigInt(row.amount ?? 0)),
       walletId: row.walletId,
       txHash: row.txHash,
       settlementTxHash: row.settlementTxHash,
@@ -254,6 +269,35 @@ describe('injected RPC and relayer faults', () => {
       JSON.stringify(faults.injected),
       JSON.stringify(report.counts),
     );
+    if (report.problems.length > 0) {
+      // What a stuck row was waiting for: its step, batch, attempts, lease and the submissions signed for it.
+      const allSubmissions = await db.select().from(chainSubmissions);
+      for (const row of rows.filter((r) => !TERMINAL.has(r.status))) {
+        console.info(
+          'unfinished',
+          JSON.stringify({
+            id: row.id,
+            type: row.type,
+            status: row.status,
+            step: row.step,
+            batchId: row.batchId,
+            attempts: row.attempts,
+            nextAttemptAt: row.nextAttemptAt,
+            leaseOwner: row.leaseOwner,
+            leaseUntil: row.leaseUntil,
+            submissions: allSubmissions
+              .filter((s) => s.transactionId === row.id || s.transactionId === row.batchId)
+              .map((s) => ({
+                purpose: s.purpose,
+                from: s.fromAddress,
+                nonce: s.nonce,
+                status: s.status,
+                hash: s.txHash,
+              })),
+          }),
+        );
+      }
+    }
     expect(report.problems).toEqual([]);
 
     // Signed bytes: each (transaction, purpose) once, each hash once, every one of them mined.

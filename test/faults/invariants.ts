@@ -27,6 +27,10 @@ export interface TxView {
   errorCode: string | null;
   fromAddress: string | null;
   toAddress: string | null;
+  /** `in` for money a wallet received (recorded by the chain follower); absent or `out` otherwise. */
+  direction?: string;
+  /** The log of the chain transaction this row is (a receipt; a leg of a batched transfer). */
+  logIndex?: number | null;
 }
 
 export interface WalletInfo {
@@ -94,7 +98,12 @@ export async function checkInvariants(params: {
   letterVault?: Address;
 }): Promise<InvariantReport> {
   const problems: string[] = [];
-  const { chain, transactions } = params;
+  const { chain } = params;
+  // Money received is the other side of a transfer sent: the checks below are of what was sent; what was received
+  // is checked against it at the end.
+  const isReceipt = (t: TxView) => t.type === 'TRANSFER' && t.direction === 'in';
+  const receipts = params.transactions.filter(isReceipt);
+  const transactions = params.transactions.filter((t) => !isReceipt(t));
   for (const t of transactions) {
     if (!['CONFIRMED', 'SETTLED', 'FAILED'].includes(t.status))
       problems.push(`${t.type} ${t.id} is ${t.status}`);
@@ -255,6 +264,36 @@ export async function checkInvariants(params: {
       problems,
     );
   }
+  // Each receipt is one transfer sent to that wallet and CONFIRMED, recorded once, for its amount. (The follower
+  // may not have read the last blocks yet: receipts are checked to be right, not to be all there.)
+  // A batched transfer's legs share one chain transaction: a receipt is matched by hash, recipient, amount and, where
+  // the sent row knows it (a leg), its log.
+  const sentByHash = new Map<string, TxView[]>();
+  for (const t of transactions) {
+    if (t.type !== 'TRANSFER' || t.status !== 'CONFIRMED' || !t.txHash || t.direction === 'in') continue;
+    const hash = lower(t.txHash) as string;
+    sentByHash.set(hash, [...(sentByHash.get(hash) ?? []), t]);
+  }
+  const seenReceipts = new Set<string>();
+  for (const receipt of receipts) {
+    const key = `${lower(receipt.txHash)}:${receipt.logIndex ?? '?'}:${receipt.walletId}`;
+    if (seenReceipts.has(key)) problems.push(`receipt ${key} recorded twice`);
+    seenReceipts.add(key);
+    const wallet = params.wallets.find((w) => w.id === receipt.walletId);
+    const sent = (sentByHash.get(lower(receipt.txHash) as string) ?? []).find(
+      (t) =>
+        wallet &&
+        t.toAddress &&
+        isAddressEqual(t.toAddress as Address, wallet.address as Address) &&
+        (t.logIndex == null || t.logIndex === receipt.logIndex) &&
+        // An external wallet's receipt has no amount (null): the service cannot decrypt it.
+        (receipt.amount === null || units(t.amount) === units(receipt.amount)),
+    );
+    if (!sent) {
+      problems.push(`receipt ${receipt.id} (${receipt.txHash}) matches no confirmed transfer to its wallet`);
+    }
+  }
+  counts.receipts = receipts.length;
   return { problems, counts };
 }
 

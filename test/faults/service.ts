@@ -342,6 +342,8 @@ export interface TransactionView {
   toAddress: string | null;
   settlementTxHash: string | null;
   metadata: Record<string, unknown> | null;
+  direction?: string;
+  logIndex?: number | null;
 }
 
 export const TERMINAL = new Set(['CONFIRMED', 'SETTLED', 'FAILED']);

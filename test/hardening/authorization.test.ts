@@ -124,6 +124,10 @@ function ownId(kind: ResourceKind): string {
       return owner.transactionId;
     case 'letter':
       return owner.letter.id;
+    case 'webhook':
+      return owner.webhookId;
+    case 'passkey':
+      return owner.passkeyId;
   }
 }
 
@@ -133,6 +137,8 @@ function idsOf(holder: Holder): Record<ResourceKind, string> {
     key: holder.key.id,
     transaction: holder.transactionId,
     letter: holder.letter.id,
+    webhook: holder.webhookId,
+    passkey: holder.passkeyId,
   };
 }
 
@@ -175,7 +181,12 @@ async function call(
   });
   const problems = problemsOf(
     { status: response.statusCode, headers: response.headers, text: response.body },
-    { flat: operation.flat, request: `${request.url} ${JSON.stringify(request.body)}`, url: request.url },
+    {
+      flat: operation.flat,
+      request: `${request.url} ${JSON.stringify(request.body)}`,
+      url: request.url,
+      documented: operation.documentedErrors,
+    },
   );
   const json = /^application\/json/.test(String(response.headers['content-type'])) && !operation.flat;
   const code = json ? (response.json() as { error?: { code?: string } }).error?.code : undefined;
@@ -306,6 +317,13 @@ const INTERFACE_AUTH: Readonly<Record<string, AuthMode>> = {
   'GET /me/passkeys': 'either',
   'POST /me/passkeys/options': 'session',
   'POST /me/passkeys/register': 'session',
+  // Issue 17: the interface is silent; credential changes are session only, as for keys and TOTP.
+  'PATCH /me/passkeys/{id}': 'session',
+  'DELETE /me/passkeys/{id}': 'session',
+  'POST /me/totp/recovery-codes': 'session',
+  'POST /auth/password/forgot': 'none',
+  'POST /auth/password/reset': 'none',
+  'GET /sandbox/mailbox': 'none',
   'POST /keys': 'session',
   'GET /keys': 'either',
   'DELETE /keys/{id}': 'session',
@@ -337,6 +355,16 @@ const INTERFACE_AUTH: Readonly<Record<string, AuthMode>> = {
   'GET /transfer/letter/{id}/pdf': 'either',
   'POST /transfer/letter/{id}/mail': 'either',
   'POST /transfer/letter/{id}/void': 'either',
+  // Webhooks (issue 14): managing endpoints and their secrets takes a session; reading and testing take either.
+  'POST /webhooks': 'session',
+  'GET /webhooks': 'either',
+  'GET /webhooks/{id}': 'either',
+  'PATCH /webhooks/{id}': 'session',
+  'DELETE /webhooks/{id}': 'session',
+  'POST /webhooks/{id}/rotate-secret': 'session',
+  'POST /webhooks/{id}/test': 'either',
+  'GET /webhooks/{id}/deliveries': 'either',
+  'POST /webhooks/{id}/deliveries/{deliveryId}/replay': 'session',
 };
 
 describe('the route table', () => {

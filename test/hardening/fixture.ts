@@ -3,6 +3,7 @@
  * funded custodial wallet with confidential funds, a transaction and an escrowed letter each. Shared by the fuzzer
  * and the authorization matrix (another account's ids come from the second holder).
  */
+import { cookieOf, SoftwareAuthenticator } from '../../src/modules/security/testkit.ts';
 import { startWorker } from '../../src/worker/worker.ts';
 import {
   apiKeyOf,
@@ -23,6 +24,7 @@ export const UNLIMITED_ENV: Readonly<Record<string, string>> = {
   RATE_LIMIT_LOGIN_PER_15_MINUTES: '100000000',
   RATE_LIMIT_CLAIMS_PER_15_MINUTES: '100000000',
   RATE_LIMIT_PREVIEWS_PER_MINUTE: '100000000',
+  RATE_LIMIT_PASSWORD_RESETS_PER_HOUR: '100000000',
 };
 
 export const SWEEP_SECRET = 'hardening-sweep-secret';
@@ -45,6 +47,10 @@ export interface Holder {
   letter: { id: string; claimCode: string };
   /** A FUND transaction of the wallet. */
   transactionId: string;
+  /** A webhook endpoint of the account (never delivered to: the tests run no delivery loop). */
+  webhookId: string;
+  /** A passkey registered on a software authenticator. */
+  passkeyId: string;
 }
 
 const quiet = { info: () => {}, warn: () => {}, error: (...args: unknown[]) => console.error(...args) };
@@ -77,12 +83,31 @@ export async function holder(ctx: TestContext): Promise<Holder> {
     recipient: RECIPIENT,
     claimOrigin: 'https://claim.example.com',
   });
+  const { endpoint } = await post(ctx, caller.headers, '/webhooks', { url: 'https://hooks.example.com/in' });
+  const authenticator = new SoftwareAuthenticator(ctx.deps.config.publicOrigin);
+  const creation = await ctx.app.inject({
+    method: 'POST',
+    url: '/api/v1/me/passkeys/options',
+    headers: caller.headers,
+  });
+  const challenge = cookieOf(creation.headers['set-cookie'], 'svc_webauthn') as string;
+  const { passkey } = await post(
+    ctx,
+    { cookie: `${caller.headers.cookie}; ${challenge}` },
+    '/me/passkeys/register',
+    {
+      credential: authenticator.register(creation.json().data.options),
+      deviceName: 'fixture',
+    },
+  );
   return {
     caller,
+    passkeyId: passkey.id,
     key: { headers: key.headers, plaintext: key.plaintext, id: key.key.id },
     wallet: { id: wallet.id, address: wallet.address },
     letter: { id: letter.id, claimCode: letter.claimCode },
     transactionId: fund.id,
+    webhookId: endpoint.id,
   };
 }
 

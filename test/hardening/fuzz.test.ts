@@ -527,7 +527,7 @@ async function send(operation: Operation, request: FuzzRequest): Promise<void> {
   statuses.set(operation.name, seen);
   const problems = problemsOf(
     { status: response.statusCode, headers: response.headers, text: response.body },
-    { flat: operation.flat, request: sent, url: request.url },
+    { flat: operation.flat, request: sent, url: request.url, documented: operation.documentedErrors },
   );
   if (problems.length > 0) {
     throw new Error(
@@ -582,10 +582,14 @@ beforeAll(async () => {
     'own key': [spare.json().data.key.id],
     'own transaction': [owner.transactionId],
     'own letter': [owner.letter.id],
+    'own webhook': [owner.webhookId],
+    'own passkey': [owner.passkeyId],
     'foreign wallet': [other.wallet.id],
     'foreign key': [other.key.id],
     'foreign transaction': [other.transactionId],
     'foreign letter': [other.letter.id],
+    'foreign webhook': [other.webhookId],
+    'foreign passkey': [other.passkeyId],
   });
 }, 180_000);
 afterAll(() => ctx?.close());

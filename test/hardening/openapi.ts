@@ -49,6 +49,8 @@ export interface Operation {
   body: JsonSchema | null;
   /** The document says a request without a body is incomplete. */
   bodyRequired: boolean;
+  /** The error answers it documents, as `status code` (`404 not_found`), from each response's `x-error-codes`. */
+  documentedErrors: ReadonlySet<string>;
 }
 
 export const API = '/api/v1';
@@ -60,6 +62,7 @@ interface OpenApiOperation {
   security?: Record<string, string[]>[];
   parameters?: Array<{ name: string; in: string; required?: boolean; schema?: JsonSchema }>;
   requestBody?: { required?: boolean; content?: Record<string, { schema?: JsonSchema }> };
+  responses?: Record<string, { 'x-error-codes'?: string[] }>;
 }
 
 /**
@@ -114,6 +117,11 @@ export function operationsOf(document: {
         })),
         body: resolve(operation.requestBody?.content?.['application/json']?.schema) ?? null,
         bodyRequired: operation.requestBody?.required ?? false,
+        documentedErrors: new Set(
+          Object.entries(operation.responses ?? {}).flatMap(([status, response]) =>
+            (response['x-error-codes'] ?? []).map((code) => `${status} ${code}`),
+          ),
+        ),
       });
     }
   }
@@ -142,13 +150,16 @@ export function fillPath(path: string, values: Record<string, string>): string {
  * What kind of resource a path parameter, query parameter or body field names, so a test can put an id of the
  * right kind (its own, another account's) there. A new kind of id in the API fails the tests until it is added.
  */
-export type ResourceKind = 'wallet' | 'key' | 'transaction' | 'letter';
+export type ResourceKind = 'wallet' | 'key' | 'transaction' | 'letter' | 'webhook' | 'passkey';
 
 export function resourceOfPathId(path: string): ResourceKind {
   if (path.startsWith('/wallets/{')) return 'wallet';
   if (path.startsWith('/keys/{')) return 'key';
   if (path.startsWith('/transactions/{')) return 'transaction';
   if (path.startsWith('/transfer/letter/{')) return 'letter';
+  // A delivery id is looked up under its endpoint: another account's endpoint id is what must read as not found.
+  if (path.startsWith('/webhooks/{')) return 'webhook';
+  if (path.startsWith('/me/passkeys/{')) return 'passkey';
   throw new Error(`which resource does the id of ${path} name? Add it to resourceOfPathId.`);
 }
 
@@ -343,7 +354,14 @@ function headerOf(answer: Answer, name: string): string {
  */
 export function problemsOf(
   answer: Answer,
-  options: { flat: boolean; request: string; url: string; allowed5xx?: ReadonlySet<string> },
+  options: {
+    flat: boolean;
+    request: string;
+    url: string;
+    allowed5xx?: ReadonlySet<string>;
+    /** The operation's documented errors (`Operation.documentedErrors`): an error answer outside them is a problem. */
+    documented?: ReadonlySet<string>;
+  },
 ): string[] {
   const problems: string[] = [];
   let body: unknown;
@@ -378,6 +396,14 @@ export function problemsOf(
         problems.push('an error outside the envelope {ok: false, error: {code, message}}');
       } else if (!isErrorCode(code)) problems.push(`a code outside the ErrorCode union: ${String(code)}`);
       else if (!statusFits(code, answer.status)) problems.push(`${code} answered with ${answer.status}`);
+      else if (
+        options.documented &&
+        !options.documented.has(`${answer.status} ${code}`) &&
+        // A path the router normalized onto no route at all (`/letter/%2e%2e`) is not the operation's answer.
+        !(code === 'not_found' && message.startsWith('No route '))
+      ) {
+        problems.push(`${answer.status} ${code} is not among the operation's documented errors`);
+      }
     }
   } else if (isJson && !options.flat && (body as { ok?: unknown })?.ok !== true) {
     problems.push('a success outside the envelope {ok: true, data}');

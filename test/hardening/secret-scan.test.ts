@@ -21,6 +21,7 @@ import type { Deps } from '../../src/deps.ts';
 import { configuredSecrets, createRedactor, loggerOptions } from '../../src/http/logger.ts';
 import type { App } from '../../src/http/types.ts';
 import { ManualClock } from '../../src/lib/time.ts';
+import { deliverDueEmails } from '../../src/modules/notifications/notifications.service.ts';
 import { cookieOf, SoftwareAuthenticator, totpCode } from '../../src/modules/security/testkit.ts';
 import { closeDeps, createDeps } from '../../src/runtime.ts';
 import { startWorker } from '../../src/worker/worker.ts';
@@ -242,7 +243,10 @@ beforeAll(async () => {
   // TOTP: setup, enable, a two-step login.
   const setup = (await ok('POST', '/me/totp/setup', alice)).json().data;
   remember('TOTP secret of Alice', setup.secret, setup.otpauthUrl);
-  await ok('POST', '/me/totp/enable', alice, { code: totpCode(setup.secret, clock.now()) });
+  const enabled = await ok('POST', '/me/totp/enable', alice, { code: totpCode(setup.secret, clock.now()) });
+  const recoveryCodes = enabled.json().data.recoveryCodes as string[];
+  for (const [i, code] of recoveryCodes.entries())
+    remember(`recovery code ${i} of Alice`, code, code.replaceAll('-', ''));
   clock.advance(30_000);
   const first = await ok(
     'POST',
@@ -260,6 +264,24 @@ beforeAll(async () => {
     { pendingToken, code: totpCode(setup.secret, clock.now()) },
   );
   alice = rememberSession('Alice (TOTP login)', second.headers['set-cookie']);
+  // A login with a recovery code, and a second try with the same (spent) code.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const step = await ok(
+      'POST',
+      '/auth/login',
+      {},
+      { email: 'alice-scan@example.com', password: 'Alice-Password-2718' },
+    );
+    const token = step.json().data.pendingToken as string;
+    remember(`TOTP pending token of Alice (recovery ${attempt})`, token);
+    const recovered = await call(
+      'POST',
+      '/auth/login/totp',
+      {},
+      { pendingToken: token, code: recoveryCodes[0] },
+    );
+    if (attempt === 0) rememberSession('Alice (recovery code login)', recovered.headers['set-cookie']);
+  }
 
   // A passkey: registration, then a login with it.
   const authenticator = new SoftwareAuthenticator(config.publicOrigin);
@@ -285,6 +307,11 @@ beforeAll(async () => {
   await ok('GET', '/me', revoked.headers);
   await ok('DELETE', `/keys/${revoked.id}`, alice);
   await call('GET', '/me', revoked.headers);
+  // Webhook signing secrets: at creation and at rotation (both sign for a while, both are sealed at rest).
+  const webhook = (await ok('POST', '/webhooks', alice, { url: 'https://hooks.example.com/in' })).json().data;
+  remember('webhook secret of Alice', webhook.secret);
+  const rotated = await ok('POST', `/webhooks/${webhook.endpoint.id}/rotate-secret`, alice);
+  remember('rotated webhook secret of Alice', rotated.json().data.secret);
   const key = await keyOf('Alice', alice, 'working');
   await call('GET', '/me', { cookie: 'svc_session=not-a-session' });
 
@@ -378,6 +405,28 @@ beforeAll(async () => {
   await deps.database.db.execute(sql`drop trigger scan_refuse_letters on letters`);
   await deps.database.db.execute(sql`drop trigger scan_refuse_users on users`);
 
+  // A password reset by email: the link's token through the outbox and the local mailbox, a wrong token, the reset.
+  const carol = await signupAs('Carol', 'carol-scan@example.com', 'Carol-Password-1414');
+  await ok('POST', '/auth/password/forgot', {}, { email: 'carol-scan@example.com' });
+  await deliverDueEmails(deps, app.log);
+  const mailbox = await ok('GET', '/sandbox/mailbox?to=carol-scan%40example.com', {});
+  const resetMail = (mailbox.json().data.messages as Array<{ text: string }>).find((m) =>
+    m.text.includes('token='),
+  );
+  const resetToken = decodeURIComponent(/token=([A-Za-z0-9_%-]+)/.exec(resetMail?.text ?? '')?.[1] ?? '');
+  expect(resetToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  remember('password reset token of Carol', resetToken);
+  remember('new password of Carol', 'Carol-New-Password-1732');
+  await call(
+    'POST',
+    '/auth/password/reset',
+    {},
+    { token: `${resetToken}x`, newPassword: 'Carol-New-Password-1732' },
+  );
+  await ok('POST', '/auth/password/reset', {}, { token: resetToken, newPassword: 'Carol-New-Password-1732' });
+  await call('GET', '/me', carol);
+  await deliverDueEmails(deps, app.log);
+
   // The positive controls: a value stored in clear on purpose, and one logged on purpose.
   await ok('PATCH', '/me', key.headers, { company: PLANTED });
   app.log.info({ note: PLANTED }, 'planted by the scan test');
@@ -438,8 +487,16 @@ describe('after a full flow', () => {
     const keyFiles = new Set([join(dataDir, 'master.key'), join(dataDir, 'chain', 'operator.key')]);
     const stored = secrets.filter((secret) => !secret.logOnly);
     const found: string[] = [];
+    // The local mailbox stands for the account holders' inboxes: it holds what was emailed to them (the reset link).
+    const mailbox = join(dataDir, 'mailbox');
+    expect(filesUnder(mailbox).length).toBeGreaterThan(0);
     for (const file of filesUnder(dataDir)) {
-      if (file.path.startsWith(join(dataDir, 'pgdata')) || keyFiles.has(file.path)) continue;
+      if (
+        file.path.startsWith(join(dataDir, 'pgdata')) ||
+        file.path.startsWith(mailbox) ||
+        keyFiles.has(file.path)
+      )
+        continue;
       for (const name of secretsIn(file.bytes, stored))
         found.push(`${name} in ${file.path.slice(dataDir.length + 1)}`);
     }

@@ -270,3 +270,31 @@ export async function alert(page: Page, text: string, timeout = 30_000): Promise
 export async function notice(page: Page, text: string, timeout = 30_000): Promise<void> {
   await page.locator('.info').filter({ hasText: text }).first().waitFor({ timeout });
 }
+
+/** Adds a custodial wallet from the dashboard's form and waits for its card. */
+export async function addWallet(page: Page, label: string): Promise<void> {
+  const form = page.getByRole('form', { name: 'Add a wallet' });
+  await form.getByLabel('Label (optional)').fill(label);
+  await form.getByRole('button', { name: 'Create wallet' }).click();
+  await page.getByRole('article', { name: new RegExp(`^${label}`) }).waitFor();
+}
+
+/** Queues one operation (`Fund`, `Mint`, `Transfer`, `Redeem`) from the wallet labelled `wallet`. */
+export async function move(
+  page: Page,
+  op: string,
+  wallet: string,
+  amount: string,
+  to?: string,
+): Promise<void> {
+  const form = page.getByRole('form', { name: 'Move money' });
+  await form.getByRole('radio', { name: op }).check();
+  const walletId = await page
+    .getByRole('article', { name: new RegExp(`^${wallet}`) })
+    .getAttribute('data-wallet-id');
+  await form.getByLabel('Wallet').selectOption(walletId ?? '');
+  await form.getByLabel('Amount').fill(amount);
+  if (to) await form.getByLabel('Recipient address').fill(to);
+  await form.getByRole('button', { name: op }).click();
+  await notice(page, `${op} of`);
+}

@@ -3,9 +3,11 @@ import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  addWallet,
   captureFailures,
   finish,
   launch,
+  move,
   notice,
   openSession,
   publishedRoutes,
@@ -26,26 +28,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
 });
-
-async function addWallet(page: Page, label: string): Promise<void> {
-  const form = page.getByRole('form', { name: 'Add a wallet' });
-  await form.getByLabel('Label (optional)').fill(label);
-  await form.getByRole('button', { name: 'Create wallet' }).click();
-  await page.getByRole('article', { name: new RegExp(`^${label}`) }).waitFor();
-}
-
-async function move(page: Page, op: string, wallet: string, amount: string, to?: string): Promise<void> {
-  const form = page.getByRole('form', { name: 'Move money' });
-  await form.getByRole('radio', { name: op }).check();
-  const walletId = await page
-    .getByRole('article', { name: new RegExp(`^${wallet}`) })
-    .getAttribute('data-wallet-id');
-  await form.getByLabel('Wallet').selectOption(walletId ?? '');
-  await form.getByLabel('Amount').fill(amount);
-  if (to) await form.getByLabel('Recipient address').fill(to);
-  await form.getByRole('button', { name: op }).click();
-  await notice(page, `${op} of`);
-}
 
 /** Waits until the activity table lists a `type` row of `amount` in status `status` (it polls by itself). */
 async function waitForRow(page: Page, type: string, amount: string, status = 'CONFIRMED'): Promise<void> {

@@ -1,34 +1,27 @@
-/** The service's API: `/api/v1`, envelope `{ok, data}` / `{ok: false, error: {code, message, details}}`. */
+/**
+ * The service's API for this app, through `@sealpay/client` (`clients/typescript`): the same request path,
+ * envelope unwrapping, `SealpayError` and retries as integrators get, with the browser's session cookie.
+ */
+import {
+  type ClientErrorCode,
+  createClient,
+  type Method,
+  newIdempotencyKey,
+  SealpayError,
+} from '../../clients/typescript/src/index.ts';
+
+export { type ClientErrorCode, SealpayError as ApiError };
 
 export const API_BASE = '/api/v1';
 
-/** The codes this app gives an error of its own: the service could not be reached, or answered unreadably. */
-export type ClientErrorCode = 'network_error' | 'unexpected_response';
+/** The app's client: the session cookie of this origin; a `429` is waited out for at most 10 s. */
+export const client = createClient({
+  baseUrl: API_BASE,
+  credentials: 'same-origin',
+  retry: { maxDelayMs: 10_000 },
+});
 
-export class ApiError extends Error {
-  readonly status: number;
-  readonly code: string;
-  readonly details: unknown;
-  /** Seconds from a 429's Retry-After header, when present. */
-  readonly retryAfter: number | null;
-
-  constructor(
-    status: number,
-    code: string,
-    message: string,
-    details?: unknown,
-    retryAfter: number | null = null,
-  ) {
-    super(message);
-    this.name = 'ApiError';
-    this.status = status;
-    this.code = code;
-    this.details = details;
-    this.retryAfter = retryAfter;
-  }
-}
-
-type SessionLostListener = (error: ApiError) => void;
+type SessionLostListener = (error: SealpayError) => void;
 let sessionLost: SessionLostListener | null = null;
 
 /** Called when an authenticated call answers 401 unauthenticated / session_expired. */
@@ -42,87 +35,50 @@ export interface CallOptions {
   quiet401?: boolean;
 }
 
-async function send(method: string, path: string, body: unknown, options: CallOptions): Promise<Response> {
-  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
-  const init: RequestInit = { method, headers, credentials: 'same-origin' };
-  if (body !== undefined) {
-    headers['content-type'] = 'application/json';
-    init.body = JSON.stringify(body);
-  }
-  try {
-    return await fetch(`${API_BASE}${path}`, init);
-  } catch {
-    throw new ApiError(
-      0,
-      'network_error',
-      'The service could not be reached. Check your connection and try again.',
-    );
-  }
-}
-
-async function failure(response: Response, options: CallOptions): Promise<ApiError> {
-  type Failure = { error?: { code?: string; message?: string; details?: unknown } } | null;
-  let parsed: Failure = null;
-  try {
-    parsed = (await response.json()) as Failure;
-  } catch {
-    parsed = null;
-  }
-  const retryAfterHeader = response.headers.get('retry-after');
-  const retryAfter = retryAfterHeader && /^[0-9]+$/.test(retryAfterHeader) ? Number(retryAfterHeader) : null;
-  const error = new ApiError(
-    response.status,
-    parsed?.error?.code ?? 'unexpected_response',
-    parsed?.error?.message ?? `Unexpected answer from the service (HTTP ${response.status}).`,
-    parsed?.error?.details,
-    retryAfter,
-  );
+function reportSessionLost(error: unknown, options: CallOptions): void {
   if (
-    response.status === 401 &&
+    error instanceof SealpayError &&
+    error.status === 401 &&
     !options.quiet401 &&
     (error.code === 'unauthenticated' || error.code === 'session_expired')
   ) {
     sessionLost?.(error);
   }
-  return error;
 }
 
-/** One API call; resolves to the envelope's `data`, rejects with an ApiError. */
+/**
+ * One API call by its concrete path (`/transactions/abc?page=2`); resolves to the envelope's `data`, rejects with
+ * a SealpayError.
+ */
 export async function api<T>(
   method: string,
   path: string,
   body?: unknown,
   options: CallOptions = {},
 ): Promise<T> {
-  const response = await send(method, path, body, options);
-  if (!response.ok) throw await failure(response, options);
-  let parsed: { ok?: boolean; data?: unknown };
   try {
-    parsed = (await response.json()) as typeof parsed;
-  } catch {
-    throw new ApiError(
-      response.status,
-      'unexpected_response',
-      'The service sent an answer this page cannot read.',
-    );
+    const data = await client.request(method.toLowerCase() as Method, path as never, {
+      ...(body === undefined ? {} : { body: body as never }),
+      ...(options.headers ? { headers: options.headers } : {}),
+    });
+    return data as T;
+  } catch (error) {
+    reportSessionLost(error, options);
+    throw error;
   }
-  if (parsed.ok !== true) throw new ApiError(response.status, 'unexpected_response', 'Unexpected answer.');
-  return parsed.data as T;
 }
 
-/** A binary download (PDF): resolves to the blob, rejects with an ApiError when the envelope says so. */
+/** A binary download (PDF): resolves to the blob, rejects with a SealpayError when the envelope says so. */
 export async function apiBlob(path: string, expectedType: string): Promise<Blob> {
-  const response = await send('GET', path, undefined, {});
-  if (!response.ok) throw await failure(response, {});
-  const type = response.headers.get('content-type') ?? '';
-  if (!type.startsWith(expectedType)) {
-    throw new ApiError(
-      response.status,
-      'unexpected_response',
-      `Expected ${expectedType}, got ${type || 'nothing'}.`,
-    );
+  const blob = await client.download(path);
+  if (!blob.type.startsWith(expectedType)) {
+    throw new SealpayError({
+      status: 200,
+      code: 'unexpected_response',
+      message: `Expected ${expectedType}, got ${blob.type || 'nothing'}.`,
+    });
   }
-  return await response.blob();
+  return blob;
 }
 
 export const get = <T>(path: string, options?: CallOptions) => api<T>('GET', path, undefined, options);
@@ -140,5 +96,5 @@ export function query(params: Record<string, string | number | undefined>): stri
 
 /** A fresh Idempotency-Key for one money-movement submission. */
 export function idempotencyKey(): Record<string, string> {
-  return { 'Idempotency-Key': crypto.randomUUID() };
+  return { 'Idempotency-Key': newIdempotencyKey() };
 }

@@ -3,6 +3,8 @@
 import { post } from './api.ts';
 import { field, h, onSubmit, replace, showError, statusArea, uid } from './dom.ts';
 import { plainError } from './errors.ts';
+import { newPasswordInput, PASSWORD_HINT } from './password.ts';
+import { forgotPasswordForm, LOCKOUT_MESSAGE, loginFailures } from './password-reset.ts';
 import type { User } from './types.ts';
 import { getPasskey, type RequestOptionsJSON, webauthnSupported } from './webauthn.ts';
 
@@ -12,8 +14,6 @@ export interface AuthPanelOptions {
   mode?: 'signup' | 'login';
   onSignedIn: (user: User) => void;
 }
-
-const PASSWORD_HINT = '10 to 200 characters, with an uppercase letter, a lowercase letter and a digit.';
 
 /** The input of a 6-digit authenticator code (the password manager's one-time-code field). */
 export function totpCodeInput(): HTMLInputElement {
@@ -55,13 +55,7 @@ export function authPanel(options: AuthPanelOptions): HTMLElement {
   function signupForm(): HTMLFormElement {
     const name = h('input', { type: 'text', autocomplete: 'name', maxlength: 200 });
     const email = h('input', { type: 'email', autocomplete: 'email', required: true });
-    const password = h('input', {
-      type: 'password',
-      autocomplete: 'new-password',
-      required: true,
-      minlength: 10,
-      maxlength: 200,
-    });
+    const password = newPasswordInput();
     const submit = h('button', { type: 'submit' }, 'Create account');
     const form = h(
       'form',
@@ -102,9 +96,22 @@ export function authPanel(options: AuthPanelOptions): HTMLElement {
         '/auth/login',
         { email: email.value.trim(), password: password.value },
         { quiet401: true },
-      );
+      ).catch((error: unknown) => {
+        // A locked-out login answers like a wrong password: past the limit, say what to do instead.
+        loginFailures.record(error);
+        throw loginFailures.lockedOut() ? new Error(LOCKOUT_MESSAGE) : error;
+      });
+      loginFailures.clear();
       if ('totpRequired' in data) replace(body, totpForm(data.pendingToken));
       else options.onSignedIn(data.user);
+    });
+    const forgot = h('button', { type: 'button', class: 'link' }, 'Forgot password?');
+    forgot.addEventListener('click', () => {
+      replace(status);
+      replace(
+        body,
+        forgotPasswordForm(email.value.trim(), () => show('login')),
+      );
     });
     const passkey = webauthnSupported()
       ? h('button', { type: 'button', class: 'secondary' }, 'Log in with a passkey')
@@ -127,18 +134,43 @@ export function authPanel(options: AuthPanelOptions): HTMLElement {
         passkey.disabled = false;
       }
     });
-    return h('div', { class: 'stack' }, form, passkey ? h('p', { class: 'or' }, 'or') : null, passkey);
+    return h(
+      'div',
+      { class: 'stack' },
+      form,
+      forgot,
+      passkey ? h('p', { class: 'or' }, 'or') : null,
+      passkey,
+    );
   }
 
-  function totpForm(pendingToken: string): HTMLFormElement {
-    const code = totpCodeInput();
+  function totpForm(pendingToken: string, recovery = false): HTMLFormElement {
+    const code = recovery
+      ? h('input', { type: 'text', autocomplete: 'off', spellcheck: false, maxlength: 32, required: true })
+      : totpCodeInput();
     const submit = h('button', { type: 'submit' }, 'Verify');
+    const swap = h(
+      'button',
+      { type: 'button', class: 'link' },
+      recovery ? 'Use the authenticator app instead' : 'Lost your device? Use a recovery code',
+    );
+    swap.addEventListener('click', () => {
+      replace(status);
+      replace(body, totpForm(pendingToken, !recovery));
+    });
     const form = h(
       'form',
       { class: 'stack', 'aria-label': 'Two-factor code' },
       h('p', null, 'Two-factor authentication is on for this account.'),
-      field('6-digit code from your authenticator app', code),
+      recovery
+        ? field(
+            'Recovery code',
+            code,
+            'One of the codes you saved when you turned two-factor on. Each works once.',
+          )
+        : field('6-digit code from your authenticator app', code),
       submit,
+      swap,
     );
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
@@ -152,7 +184,8 @@ export function authPanel(options: AuthPanelOptions): HTMLElement {
         );
         options.onSignedIn(data.user);
       } catch (error) {
-        showError(status, plainError(error));
+        loginFailures.record(error);
+        showError(status, loginFailures.lockedOut() ? LOCKOUT_MESSAGE : plainError(error));
         code.select();
       } finally {
         submit.disabled = false;

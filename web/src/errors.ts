@@ -38,8 +38,10 @@ const PLAIN: Record<ErrorCode | TransactionErrorCode | ClientErrorCode, string |
   // accounts and security
   invalid_credentials: 'Wrong email or password.',
   invalid_totp_code:
-    'That code is wrong or has expired. Enter the current 6-digit code from your authenticator app.',
+    'That code is wrong or has expired. Enter the current 6-digit code from your authenticator app, or an unused recovery code.',
   email_taken: 'An account with this email already exists. Log in instead.',
+  invalid_reset_token:
+    'This reset link is not valid any more: it was used, or it is older than 30 minutes. Ask for a new one.',
   weak_password:
     'Choose a password of 10 to 200 characters with an uppercase letter, a lowercase letter and a digit.',
   signup_closed: 'Sign-up is closed on this service.',
@@ -56,6 +58,8 @@ const PLAIN: Record<ErrorCode | TransactionErrorCode | ClientErrorCode, string |
   totp_already_enabled: 'Two-factor authentication is already on.',
   totp_not_configured: 'Start the two-factor setup first.',
   key_limit_reached: 'You already have 10 active API keys. Revoke one first.',
+  webhook_limit_reached: 'You already have 10 webhook endpoints. Delete one first.',
+  invalid_webhook_url: null,
   // wallets and money
   wallet_limit_reached: 'You already have 10 wallets, the most an account can hold.',
   wallet_exists: 'This address is already registered.',
@@ -91,6 +95,7 @@ const PLAIN: Record<ErrorCode | TransactionErrorCode | ClientErrorCode, string |
   not_found: 'Not found.',
   internal_error: 'Something went wrong on our side. Please try again.',
   network_error: 'The service could not be reached. Check your connection and try again.',
+  timeout: 'The service took too long to answer. Check your activity before trying again.',
 };
 
 function wordsOf(code: string): string | null {

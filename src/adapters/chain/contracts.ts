@@ -1,5 +1,5 @@
 /**
- * Our three contracts: names, compiled artifacts (from `build/contracts`, written by scripts/build.ts) and typed ABIs.
+ * Our contracts (the three of `CONTRACT_NAMES` and the TransferBatcher): names, compiled artifacts (from `build/contracts`, written by scripts/build.ts) and typed ABIs.
  *
  * The typed ABIs below (`stablecoinAbi`, `confidentialTokenAbi`, `letterVaultAbi`) are the parts the service calls,
  * written with viem's `parseAbi` so that `readContract`/`encodeFunctionData` are type-checked; a test checks that
@@ -18,7 +18,12 @@ export const CONTRACT_NAMES = {
   letterVault: 'LetterVault',
 } as const;
 
-export type ContractName = (typeof CONTRACT_NAMES)[keyof typeof CONTRACT_NAMES];
+/** Deployed beside the three, optional on real networks (see `Network.transferBatcher`). */
+export const TRANSFER_BATCHER_CONTRACT = 'TransferBatcher';
+
+export type ContractName =
+  | (typeof CONTRACT_NAMES)[keyof typeof CONTRACT_NAMES]
+  | typeof TRANSFER_BATCHER_CONTRACT;
 
 export const STABLECOIN_SYMBOL = 'STABLE';
 export const CONFIDENTIAL_TOKEN_SYMBOL = 'cSTABLE';
@@ -94,6 +99,16 @@ export const confidentialTokenAbi = parseAbi([
   'error ERC7984UnauthorizedSpender(address holder, address spender)',
   'error ERC7984UnauthorizedUseOfEncryptedAmount(bytes32 amount, address user)',
   'error InvalidUnwrapRequest(bytes32 unwrapRequestId)',
+]);
+
+/** TransferBatcher: `batchTransfer(from[], to[], amounts[], proof)`, owner only; one `BatchLeg` per leg. */
+export const transferBatcherAbi = parseAbi([
+  'function token() view returns (address)',
+  'function owner() view returns (address)',
+  'function batchTransfer(address[] from, address[] to, bytes32[] amounts, bytes inputProof)',
+  'event BatchLeg(uint256 indexed leg, address indexed from, address indexed to, bytes32 amount)',
+  'error LengthMismatch()',
+  'error OwnableUnauthorizedAccount(address account)',
 ]);
 
 /** Letter states of LetterVault (`enum State`). */

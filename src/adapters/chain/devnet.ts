@@ -107,6 +107,11 @@ function writeEnvFile(file: string, settings: [string, string][]): void {
   renameSync(tmp, file);
 }
 
+/**
+ * Starts the embedded network in `options.dataDir` (deploying sealpay's contracts on first start), serves it as
+ * JSON-RPC over HTTP on `host:port` and writes `devnet.env`. Debug methods that reveal cleartexts are not served.
+ * `close()` stops the server, then the network (which takes its final snapshot).
+ */
 export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
   const network = await createEmbeddedNetwork({
     dataDir: options.dataDir,
@@ -133,6 +138,9 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
     ['STABLECOIN_ADDRESS', network.contracts.stablecoin],
     ['CONFIDENTIAL_TOKEN_ADDRESS', network.contracts.confidentialToken],
     ['LETTER_VAULT_ADDRESS', network.contracts.letterVault],
+    ...(network.transferBatcher
+      ? [['TRANSFER_BATCHER_ADDRESS', network.transferBatcher] as [string, string]]
+      : []),
     ['OPERATOR_PRIVATE_KEY', network.operator.privateKey],
   ];
   const envFile = path.join(options.dataDir, 'devnet.env');

@@ -1,7 +1,7 @@
 /**
  * `NETWORK=local`: the embedded network. An EVM (chain 31337: anvil in a child process), the fhEVM host contracts
- * and mock stack, our three contracts deployed by the operator at first start, and a journal and snapshots that make
- * it all survive restarts.
+ * and mock stack, our contracts deployed by the operator at first start (the TransferBatcher also into data
+ * directories made before it), and a journal and snapshots that make it all survive restarts.
  *
  * Data directory layout (`{dataDir}/chain/`):
  * - `operator.key`  the operator's private key (hex, mode 0600), generated on first start;
@@ -32,30 +32,27 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { hardhat } from 'viem/chains';
 import { acquirePidLock } from '../../lib/pid-lock.ts';
-import { createMockFhevm, deployFhevmHost, type MockSignerKeys } from '../confidential/fhevm-mock.ts';
+import { deployFhevmHost, type MockSignerKeys } from '../confidential/fhevm-host.ts';
+import { createMockFhevm } from '../confidential/fhevm-mock.ts';
 import { createFhevmRail } from '../confidential/fhevm-rail.ts';
 import { isRelayerMethod } from '../confidential/relayer-methods.ts';
-import { type AnvilProcess, startAnvil } from './anvil.ts';
-import { CONTRACT_NAMES, loadArtifact } from './contracts.ts';
-import { createEdrProvider } from './edr.ts';
-import { type Eip1193, EMBEDDED_BLOCK_GAS_LIMIT, EMBEDDED_CHAIN_ID, INITIAL_BASE_FEE } from './evm.ts';
-import { JOURNAL_START, Journal, type JournalEntry, journalHolds, readJournal } from './journal.ts';
-import { JournaledChain } from './journaled-chain.ts';
+import { CONTRACT_NAMES, loadArtifact, TRANSFER_BATCHER_CONTRACT } from './contracts.ts';
 import {
-  type ChainSnapshot,
-  listSnapshots,
-  readSnapshot,
-  removeTornSnapshotWrites,
-  Snapshotter,
-} from './snapshot.ts';
+  type Engine,
+  type Logger,
+  latestBlock,
+  OPERATOR_GENESIS_BALANCE,
+  startAnvilEngine,
+  startEdrEngine,
+} from './embedded-engine.ts';
+import { EMBEDDED_CHAIN_ID } from './evm.ts';
+import { JOURNAL_START, Journal, type JournalEntry, readJournal } from './journal.ts';
+import type { JournaledChain } from './journaled-chain.ts';
+import { type ChainSnapshot, Snapshotter } from './snapshot.ts';
 import { sendTransactionOrThrow } from './tx.ts';
 import type { ContractAddresses, Network } from './types.ts';
 
-export interface Logger {
-  info(message: string): void;
-  warn(message: string): void;
-  error(message: string): void;
-}
+export type { Logger } from './embedded-engine.ts';
 
 /** `anvil` for every new data directory; `edr` for those made before it (see the top of this file). */
 export type EmbeddedEngine = 'anvil' | 'edr';
@@ -99,10 +96,9 @@ interface PersistedState {
   operatorAddress: Address;
   mockSigners: MockSignerKeys;
   contracts: ContractAddresses | null;
+  /** Deployed at the first start that knows it (data directories made before get it then, journaled). */
+  transferBatcher?: Address;
 }
-
-/** Gas currency given to the operator at genesis (it funds custodial wallets' gas from there). */
-export const OPERATOR_GENESIS_BALANCE = 10n ** 9n * 10n ** 18n;
 
 /**
  * Journal entries between snapshots (at least: they are also spaced so that the chain is held still at most a
@@ -141,6 +137,11 @@ function loadOrCreateOperatorKey(dir: string): Hex {
   return key;
 }
 
+/**
+ * Opens (or creates) the embedded network in `options.dataDir`: starts its engine, loads the newest snapshot and
+ * replays the journal after it, sets up the fhEVM host contracts and mock coprocessor, and deploys sealpay's
+ * contracts on first start. One process per data directory (a lock refuses a second one).
+ */
 export async function createEmbeddedNetwork(options: EmbeddedNetworkOptions): Promise<EmbeddedNetwork> {
   const started = performance.now();
   const logger = options.logger ?? silentLogger;
@@ -153,95 +154,6 @@ export async function createEmbeddedNetwork(options: EmbeddedNetworkOptions): Pr
     releaseLock();
     throw error;
   }
-}
-
-interface Engine {
-  /** The journaled front of the EVM, its state loaded from `snapshot` when there is one. */
-  chain: JournaledChain;
-  /** The anvil process (null on EDR, which runs in this process and cannot save its state). */
-  anvil: AnvilProcess | null;
-  snapshot: ChainSnapshot | null;
-}
-
-interface LatestBlock {
-  number: string;
-  hash: string;
-}
-
-async function latestBlock(evm: Eip1193): Promise<{ number: number; hash: string }> {
-  const block = (await evm.request({
-    method: 'eth_getBlockByNumber',
-    params: ['latest', false],
-  })) as LatestBlock;
-  return { number: Number(BigInt(block.number)), hash: block.hash };
-}
-
-/**
- * Starts anvil on the newest snapshot that is whole, matches the journal and loads to the block it was taken at;
- * on a fresh genesis when there is none (the whole journal is then replayed).
- */
-async function startAnvilEngine(
-  dir: string,
-  state: PersistedState,
-  journalFile: string,
-  logger: Logger,
-  onExit: (reason: string) => void,
-): Promise<Engine> {
-  const snapshotsDir = path.join(dir, 'snapshots');
-  removeTornSnapshotWrites(snapshotsDir);
-  const start = () =>
-    startAnvil({
-      genesisTimestamp: state.genesisTimestamp,
-      chainId: EMBEDDED_CHAIN_ID,
-      blockGasLimit: EMBEDDED_BLOCK_GAS_LIMIT,
-      baseFeePerGas: INITIAL_BASE_FEE,
-      onExit,
-    });
-  for (const candidate of listSnapshots(snapshotsDir)) {
-    const name = path.basename(candidate.file);
-    let snapshot: ChainSnapshot;
-    try {
-      snapshot = readSnapshot(candidate.file);
-    } catch (error) {
-      logger.warn(`chain snapshot ${name} not used: ${(error as Error).message}`);
-      continue;
-    }
-    if (!journalHolds(journalFile, snapshot.journal)) {
-      logger.warn(`chain snapshot ${name} not used: the journal does not hold the entries it covers`);
-      continue;
-    }
-    const anvil = await start();
-    try {
-      await anvil.loadState(snapshot.chain);
-      const head = await latestBlock(anvil);
-      if (head.number !== snapshot.head.number || head.hash !== snapshot.head.hash) {
-        throw new Error(
-          `it loads to block ${head.number} (${head.hash}), it was taken at block ${snapshot.head.number} (${snapshot.head.hash})`,
-        );
-      }
-      const chain = new JournaledChain(anvil, { clockOffset: snapshot.clockOffset });
-      await chain.init();
-      await chain.restoreExtras(snapshot.node);
-      return { chain, anvil, snapshot };
-    } catch (error) {
-      await anvil.close();
-      logger.warn(`chain snapshot ${name} not used: ${(error as Error).message}`);
-    }
-  }
-  const anvil = await start();
-  const chain = new JournaledChain(anvil);
-  await chain.init();
-  return { chain, anvil, snapshot: null };
-}
-
-async function startEdrEngine(state: PersistedState): Promise<Engine> {
-  const edr = await createEdrProvider({
-    genesisTimestamp: BigInt(state.genesisTimestamp),
-    fundedAccounts: [{ address: state.operatorAddress, balance: OPERATOR_GENESIS_BALANCE }],
-  });
-  const chain = new JournaledChain(edr);
-  await chain.init();
-  return { chain, anvil: null, snapshot: null };
 }
 
 async function startEmbeddedNetwork(
@@ -413,6 +325,24 @@ async function openNetwork(params: OpenParams): Promise<EmbeddedNetwork> {
     );
   }
 
+  let transferBatcher = state.transferBatcher;
+  if (!transferBatcher) {
+    const artifact = loadArtifact(TRANSFER_BATCHER_CONTRACT);
+    const receipt = await sendTransactionOrThrow(access, {
+      privateKey: operatorKey,
+      data: encodeDeployData({
+        abi: artifact.abi,
+        bytecode: artifact.bytecode,
+        args: [contracts.confidentialToken, operatorAddress],
+      }),
+    });
+    if (!receipt.contractAddress)
+      throw new Error(`Deployment of ${TRANSFER_BATCHER_CONTRACT} returned no address`);
+    transferBatcher = getAddress(receipt.contractAddress);
+    state = { ...state, transferBatcher };
+    writeSecretFile(path.join(dir, 'state.json'), `${JSON.stringify(state, null, 2)}\n`);
+  }
+
   const mock = await createMockFhevm(chain, {
     signers: state.mockSigners,
     recordInput: (handles, values) => chain.recordInput(handles, values),
@@ -469,6 +399,7 @@ async function openNetwork(params: OpenParams): Promise<EmbeddedNetwork> {
     chain: embeddedChain,
     publicClient,
     contracts,
+    transferBatcher,
     explorerBaseUrl: null,
     upstreamRpcUrl: null,
     operator: { address: operatorAddress, privateKey: operatorKey },

@@ -23,6 +23,7 @@ export interface NetworkConfig {
   zamaApiKey?: string;
   operatorPrivateKey?: string;
   contracts?: Partial<ContractAddresses>;
+  transferBatcher?: string;
   logger?: Logger;
 }
 
@@ -43,5 +44,6 @@ export async function createNetwork(config: NetworkConfig): Promise<Network> {
     ...(config.zamaApiKey !== undefined ? { zamaApiKey: config.zamaApiKey } : {}),
     ...(config.operatorPrivateKey !== undefined ? { operatorPrivateKey: config.operatorPrivateKey } : {}),
     contracts: config.contracts ?? {},
+    ...(config.transferBatcher !== undefined ? { transferBatcher: config.transferBatcher } : {}),
   });
 }

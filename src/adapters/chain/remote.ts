@@ -34,6 +34,8 @@ export interface RemoteNetworkOptions {
   zamaApiKey?: string;
   operatorPrivateKey?: string;
   contracts: Partial<ContractAddresses>;
+  /** Optional: without it every confidential transfer goes alone. */
+  transferBatcher?: string;
   /** Replaces the relayer SDK's `createInstance` (tests). */
   createInstance?: (config: FhevmInstanceConfig) => Promise<FhevmInstanceLike>;
 }
@@ -93,6 +95,9 @@ export function createRemoteNetwork(options: RemoteNetworkOptions): Network {
   for (const [field, variable] of Object.entries(CONTRACT_SETTINGS)) {
     const value = options.contracts[field as keyof ContractAddresses];
     if (value !== undefined && !isAddress(value)) throw invalidSetting(variable, 'is not an address');
+  }
+  if (options.transferBatcher !== undefined && !isAddress(options.transferBatcher)) {
+    throw invalidSetting('TRANSFER_BATCHER_ADDRESS', 'is not an address');
   }
 
   const missing = (): string[] => {
@@ -174,6 +179,7 @@ export function createRemoteNetwork(options: RemoteNetworkOptions): Network {
     chain,
     publicClient,
     contracts,
+    transferBatcher: options.transferBatcher ? getAddress(options.transferBatcher) : null,
     explorerBaseUrl: EXPLORERS[options.network],
     upstreamRpcUrl: rpcUrl ?? null,
     get operator() {

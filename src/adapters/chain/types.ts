@@ -53,6 +53,11 @@ export interface Network {
   /** viem client for reads, receipts, gas estimation and `sendRawTransaction`. */
   readonly publicClient: PublicClient;
   readonly contracts: ContractAddresses;
+  /**
+   * The TransferBatcher (contracts/TransferBatcher.sol): many confidential transfers under one input proof. Null
+   * where none is deployed (a real network without `TRANSFER_BATCHER_ADDRESS`): every transfer then goes alone.
+   */
+  readonly transferBatcher: Address | null;
   /** Base of explorer links (`{base}/tx/{hash}`); null on the embedded network. */
   readonly explorerBaseUrl: string | null;
   /** The upstream RPC address on real networks; null on `local`, where the service itself serves `/rpc`. */

@@ -19,7 +19,12 @@ import {
   toHex,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { confidentialTokenAbi, letterVaultAbi, stablecoinAbi } from '../chain/contracts.ts';
+import {
+  confidentialTokenAbi,
+  letterVaultAbi,
+  stablecoinAbi,
+  transferBatcherAbi,
+} from '../chain/contracts.ts';
 import type { EncryptedAmount, Network } from '../chain/types.ts';
 
 type NetworkReads = Pick<Network, 'publicClient' | 'contracts'>;
@@ -102,6 +107,65 @@ export function encodeConfidentialTransfer(to: Address, encrypted: EncryptedAmou
     functionName: 'confidentialTransfer',
     args: [to, encrypted.handle, encrypted.inputProof],
   });
+}
+
+/** `cSTABLE.setOperator(operator, until)`: the sender lets `operator` move its funds until `until` (unix seconds). */
+export function encodeSetOperator(operator: Address, until: number): Hex {
+  return encodeFunctionData({
+    abi: confidentialTokenAbi,
+    functionName: 'setOperator',
+    args: [operator, until],
+  });
+}
+
+/** `batcher.batchTransfer(from[], to[], handles, proof)`; encrypt every amount at once for (batcher, its owner). */
+export function encodeBatchTransfer(
+  legs: readonly { from: Address; to: Address }[],
+  encrypted: { handles: readonly Hex[]; inputProof: Hex },
+): Hex {
+  return encodeFunctionData({
+    abi: transferBatcherAbi,
+    functionName: 'batchTransfer',
+    args: [
+      legs.map((leg) => leg.from),
+      legs.map((leg) => leg.to),
+      [...encrypted.handles],
+      encrypted.inputProof,
+    ],
+  });
+}
+
+/** Until when (unix seconds) an `OperatorSet(holder, operator, until)` of the token in the receipt grants, or null. */
+export function findOperatorGrant(
+  receipt: Pick<TransactionReceipt, 'logs'>,
+  params: { token: Address; holder: Address; operator: Address },
+): number | null {
+  const logs = parseEventLogs({ abi: confidentialTokenAbi, eventName: 'OperatorSet', logs: receipt.logs });
+  const log = logs.find(
+    (l) =>
+      isAddressEqual(l.address, params.token) &&
+      isAddressEqual(l.args.holder, params.holder) &&
+      isAddressEqual(l.args.operator, params.operator),
+  );
+  return log ? Number(log.args.until) : null;
+}
+
+/**
+ * The token's `ConfidentialTransfer` events of a receipt, in log order: a batch's legs each emit one, in the
+ * order of the legs.
+ */
+export function listConfidentialTransfers(
+  receipt: Pick<TransactionReceipt, 'logs'>,
+  token: Address,
+): { from: Address; to: Address; handle: Hex; logIndex: number }[] {
+  return parseEventLogs({ abi: confidentialTokenAbi, eventName: 'ConfidentialTransfer', logs: receipt.logs })
+    .filter((log) => isAddressEqual(log.address, token))
+    .map((log) => ({
+      from: log.args.from,
+      to: log.args.to,
+      handle: log.args.amount,
+      logIndex: log.logIndex,
+    }));
 }
 
 /**

@@ -18,6 +18,11 @@ export const users = pgTable(
     totpEnabled: boolean('totp_enabled').notNull().default(false),
     /** The last accepted TOTP time step: a code is accepted once. */
     totpLastStep: bigint('totp_last_step', { mode: 'number' }),
+    /**
+     * SHA-256 of each unused TOTP recovery code (salted with the account id): a code is spent by removing its hash
+     * in one guarded update, so it works once, also under concurrent requests. Emptied when 2FA goes off.
+     */
+    recoveryCodeHashes: text('recovery_code_hashes').array().notNull().default(sql`'{}'::text[]`),
     disabledAt: ts('disabled_at'),
     lastLoginAt: ts('last_login_at'),
     createdAt: createdAt(),

@@ -86,7 +86,7 @@ export const letters = pgTable(
   },
   (t) => [
     uniqueIndex('letters_claim_code_hash_key').on(t.claimCodeHash),
-    index('letters_user_created_idx').on(t.userId, t.createdAt),
+    index('letters_user_created_idx').on(t.userId, t.createdAt, t.id),
     index('letters_expiry_idx').on(t.expiresAt).where(sql`${t.status} in ('ESCROWED', 'MAILED')`),
   ],
 );

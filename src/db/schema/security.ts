@@ -19,6 +19,8 @@ export const passkeys = pgTable(
     transports: jsonb('transports').$type<string[]>().notNull().default([]),
     deviceName: text('device_name'),
     lastUsedAt: ts('last_used_at'),
+    /** Removed by its owner: it no longer logs in nor is listed; a repeated removal answers the same record. */
+    removedAt: ts('removed_at'),
     createdAt: createdAt(),
   },
   (t) => [

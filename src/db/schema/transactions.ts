@@ -27,6 +27,10 @@ export const TRANSACTION_STATUSES = [
 ] as const;
 export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
 
+/** Which way the money went for the row's wallet: `in` for money received (incoming transfers, claims, refunds). */
+export const TRANSACTION_DIRECTIONS = ['in', 'out'] as const;
+export type TransactionDirection = (typeof TRANSACTION_DIRECTIONS)[number];
+
 /** What a transaction records beyond its columns (shown as `metadata`); every field belongs to some types only. */
 export type TransactionMetadata = {
   /** Letter legs: the letter, and which of its legs the row is. */
@@ -59,9 +63,11 @@ export const transactions = pgTable(
       .notNull()
       .references(() => wallets.id),
     type: text('type', { enum: TRANSACTION_TYPES }).notNull(),
+    direction: text('direction', { enum: TRANSACTION_DIRECTIONS }).notNull().default('out'),
     status: text('status', { enum: TRANSACTION_STATUSES }).notNull(),
     chainId: integer('chain_id').notNull(),
-    amount: numeric('amount_base_units', { precision: 78, scale: 0 }).notNull(),
+    /** Null only for money received by an external wallet in confidential units: the service holds no key to read it. */
+    amount: numeric('amount_base_units', { precision: 78, scale: 0 }),
     token: text('token').notNull(),
     txHash: text('tx_hash').$type<Hex>(),
     settlementTxHash: text('settlement_tx_hash').$type<Hex>(),
@@ -73,6 +79,13 @@ export const transactions = pgTable(
     metadata: jsonb('metadata').$type<TransactionMetadata>(),
     /** The worker's position inside the status (e.g. redeem: `unwrap` then `finalize`). */
     step: text('step').notNull().default('start'),
+    /**
+     * Confidential transfers sent together (src/modules/transactions/operations/transfer-batch.ts): the batch is
+     * named by its first leg's id, which holds the batch's signed transaction (`chain_submissions`, purpose
+     * `batch`); `batchLeg` is the row's position in it. Set before the batch is signed, kept afterwards.
+     */
+    batchId: text('batch_id'),
+    batchLeg: integer('batch_leg'),
     attempts: integer('attempts').notNull().default(0),
     nextAttemptAt: ts('next_attempt_at').notNull().defaultNow(),
     leaseOwner: text('lease_owner'),
@@ -86,12 +99,19 @@ export const transactions = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
-    index('transactions_user_created_idx').on(t.userId, t.createdAt),
-    index('transactions_wallet_idx').on(t.walletId),
+    // The list's order (created_at desc, id desc), read backwards: page 1, a cursor's next page, and per filter.
+    index('transactions_user_created_idx').on(t.userId, t.createdAt, t.id),
+    index('transactions_wallet_created_idx').on(t.walletId, t.createdAt, t.id),
+    index('transactions_user_status_created_idx').on(t.userId, t.status, t.createdAt, t.id),
     index('transactions_runnable_idx')
       .on(t.nextAttemptAt)
       .where(sql`${t.status} in ('QUEUED', 'PENDING', 'SETTLING')`),
     uniqueIndex('transactions_idempotency_key').on(t.userId, t.idempotencyKey),
+    // The chain follower records each log received once per receiving wallet, even when it reads a block twice.
+    uniqueIndex('transactions_received_log_key')
+      .on(t.chainId, t.txHash, t.logIndex, t.walletId)
+      .where(sql`${t.direction} = 'in'`),
+    index('transactions_batch_idx').on(t.batchId).where(sql`${t.batchId} is not null`),
   ],
 );
 
@@ -134,5 +154,12 @@ export type NewSubmission = typeof chainSubmissions.$inferInsert;
 export const addressNonces = pgTable('address_nonces', {
   address: text('address').$type<Address>().primaryKey(),
   nextNonce: bigint('next_nonce', { mode: 'number' }).notNull(),
+  updatedAt: updatedAt(),
+});
+
+/** How far the chain follower has read a chain: the last block whose logs are recorded. */
+export const chainCursors = pgTable('chain_cursors', {
+  chainId: integer('chain_id').primaryKey(),
+  lastBlock: bigint('last_block', { mode: 'bigint' }).notNull(),
   updatedAt: updatedAt(),
 });

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import type { Address } from 'viem';
 import { users } from './accounts.ts';
 import { createdAt } from './columns.ts';
@@ -18,6 +18,11 @@ export const wallets = pgTable(
     isPrimary: boolean('is_primary').notNull().default(false),
     /** Custodial key sealed with the keyring (AES-256-GCM, key id inside); null for external wallets. */
     sealedPrivateKey: text('sealed_private_key'),
+    /**
+     * Until when (unix seconds) the TransferBatcher is this custodial wallet's ERC-7984 operator, as the wallet's
+     * own `setOperator(batcher, until)` set it; null until the first batched transfer sends the grant.
+     */
+    batcherOperatorUntil: bigint('batcher_operator_until', { mode: 'number' }),
     createdAt: createdAt(),
   },
   (t) => [

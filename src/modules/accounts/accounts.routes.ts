@@ -37,8 +37,9 @@ export function registerAccountRoutes(app: App, deps: Deps, extensions: LoginExt
   app.post(
     '/auth/signup',
     {
-      config: { auth: 'none', rate: 'own' },
+      config: { auth: 'none', rate: 'own', errors: ['weak_password', 'email_taken', 'signup_closed'] },
       schema: {
+        operationId: 'signUp',
         tags: ['Accounts'],
         summary: 'Create an account',
         body: SignupBody,
@@ -55,8 +56,9 @@ export function registerAccountRoutes(app: App, deps: Deps, extensions: LoginExt
   app.post(
     '/auth/login',
     {
-      config: { auth: 'none', rate: 'own' },
+      config: { auth: 'none', rate: 'own', errors: ['invalid_credentials', 'account_disabled'] },
       schema: {
+        operationId: 'logIn',
         tags: ['Accounts'],
         summary: 'Log in with email and password',
         description: 'With TOTP on, answers `{totpRequired: true, pendingToken}` and sets no cookie.',
@@ -85,6 +87,7 @@ export function registerAccountRoutes(app: App, deps: Deps, extensions: LoginExt
     {
       config: { auth: 'session' },
       schema: {
+        operationId: 'logOut',
         tags: ['Accounts'],
         summary: 'End this session',
         response: responses({ 200: Type.Object({ loggedOut: Type.Literal(true) }) }),
@@ -102,6 +105,7 @@ export function registerAccountRoutes(app: App, deps: Deps, extensions: LoginExt
     {
       config: { auth: 'either' },
       schema: {
+        operationId: 'getSession',
         tags: ['Accounts'],
         summary: 'Who is calling',
         response: responses({ 200: Type.Object({ user: User, principal: Principal }) }),
@@ -120,7 +124,12 @@ export function registerAccountRoutes(app: App, deps: Deps, extensions: LoginExt
     '/me',
     {
       config: { auth: 'either' },
-      schema: { tags: ['Profile'], summary: 'The account', response: responses({ 200: UserData }) },
+      schema: {
+        operationId: 'getProfile',
+        tags: ['Profile'],
+        summary: 'The account',
+        response: responses({ 200: UserData }),
+      },
     },
     async (request) => ok({ user: toUser(principalOf(request).user) }),
   );
@@ -130,6 +139,7 @@ export function registerAccountRoutes(app: App, deps: Deps, extensions: LoginExt
     {
       config: { auth: 'either' },
       schema: {
+        operationId: 'updateProfile',
         tags: ['Profile'],
         summary: 'Update the profile',
         description: 'At least one of `name`, `company`.',
@@ -149,8 +159,9 @@ export function registerAccountRoutes(app: App, deps: Deps, extensions: LoginExt
   app.post(
     '/me/password',
     {
-      config: { auth: 'session' },
+      config: { auth: 'session', errors: ['invalid_credentials', 'weak_password'] },
       schema: {
+        operationId: 'changePassword',
         tags: ['Profile'],
         summary: 'Change the password',
         description:

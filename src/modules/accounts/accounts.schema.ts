@@ -11,6 +11,10 @@ export const User = Type.Object(
     company: Nullable(Type.String()),
     mustChangePassword: Type.Boolean(),
     totpEnabled: Type.Boolean(),
+    recoveryCodesRemaining: Type.Integer({
+      minimum: 0,
+      description: 'Unused TOTP recovery codes (0 while two-factor is off)',
+    }),
     lastLoginAt: NullableTimestamp,
     createdAt: Timestamp,
   },
@@ -25,6 +29,7 @@ export function toUser(row: UserRow) {
     company: row.company,
     mustChangePassword: row.mustChangePassword,
     totpEnabled: row.totpEnabled,
+    recoveryCodesRemaining: row.recoveryCodeHashes.length,
     lastLoginAt: iso(row.lastLoginAt),
     createdAt: iso(row.createdAt),
   };

@@ -7,6 +7,7 @@ import { AppError } from '../../lib/errors.ts';
 import { consume, type Limit } from '../../lib/rate-limit.ts';
 import type { RequestContext } from '../../lib/request-context.ts';
 import { sha256Hex } from '../../lib/secrets.ts';
+import { queueNotice } from '../notifications/notifications.service.ts';
 import {
   createSession,
   findLiveSession,
@@ -65,6 +66,14 @@ export async function assertLoginAllowed(deps: Deps, request: RequestContext): P
 
 export async function recordLoginFailure(deps: Deps, request: RequestContext): Promise<void> {
   await deps.rateLimits.hit(loginFailureKey(request.ip), LOGIN_WINDOW_MS, deps.clock.now());
+}
+
+/**
+ * Lifts the login lock-out of the request's IP: a password reset proved the caller holds the account's email, and
+ * the web app tells a locked-out person to reset, so the new password must work at once from there.
+ */
+export async function clearLoginFailures(deps: Deps, request: RequestContext): Promise<void> {
+  await deps.rateLimits.forget(loginFailureKey(request.ip));
 }
 
 export function invalidCredentials(): AppError {
@@ -186,6 +195,7 @@ export async function changePassword(
     if (!updated)
       throw new AppError('session_expired', 'The password was changed by another request. Log in again.');
     await endSession(deps, caller.sessionId, tx, now);
+    await queueNotice(deps, tx, updated, 'password_changed');
     const { token, session } = await createSession(tx, updated, now);
     return { user: updated, token, expiresAt: session.expiresAt };
   });

@@ -40,6 +40,7 @@ describe('signup', () => {
       company: 'Engines',
       mustChangePassword: false,
       totpEnabled: false,
+      recoveryCodesRemaining: 0,
     });
     expect(Object.keys(user).sort()).toEqual([
       'company',
@@ -49,6 +50,7 @@ describe('signup', () => {
       'lastLoginAt',
       'mustChangePassword',
       'name',
+      'recoveryCodesRemaining',
       'totpEnabled',
     ]);
     const cookie = String(response.headers['set-cookie']);

@@ -11,8 +11,9 @@ export function registerKeyRoutes(app: App, deps: Deps): void {
   app.post(
     '/keys',
     {
-      config: { auth: 'session' },
+      config: { auth: 'session', errors: ['key_limit_reached'] },
       schema: {
+        operationId: 'createApiKey',
         tags: ['API keys'],
         summary: 'Create an API key',
         description: 'The full key is in `plaintext`, shown exactly once. At most 10 active keys.',
@@ -34,6 +35,7 @@ export function registerKeyRoutes(app: App, deps: Deps): void {
     {
       config: { auth: 'either' },
       schema: {
+        operationId: 'listApiKeys',
         tags: ['API keys'],
         summary: 'List API keys (metadata only)',
         response: responses({ 200: Type.Object({ keys: Type.Array(ApiKey) }) }),
@@ -50,6 +52,7 @@ export function registerKeyRoutes(app: App, deps: Deps): void {
     {
       config: { auth: 'session' },
       schema: {
+        operationId: 'revokeApiKey',
         tags: ['API keys'],
         summary: 'Revoke an API key',
         description: 'Immediate and idempotent: a repeat returns the same revoked key.',

@@ -5,7 +5,8 @@ import type { UserCredential } from '../../http/auth.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { sha256Hex } from '../../lib/secrets.ts';
-import { lockUser } from '../accounts/accounts.repository.ts';
+import { findUserById, lockUser } from '../accounts/accounts.repository.ts';
+import { queueNotice } from '../notifications/notifications.service.ts';
 import {
   countActiveKeys,
   findKey,
@@ -44,7 +45,7 @@ export async function createApiKey(
         `An account can hold ${MAX_ACTIVE_KEYS} active API keys. Revoke one first.`,
       );
     }
-    return insertKey(tx, {
+    const inserted = await insertKey(tx, {
       id: newId(),
       userId,
       name: input.name,
@@ -53,6 +54,10 @@ export async function createApiKey(
       expiresAt: input.expiresInDays ? new Date(now.getTime() + input.expiresInDays * DAY_MS) : null,
       createdAt: now,
     });
+    // A key moves money: its owner hears of every new one (sent only if the key is committed).
+    const owner = await findUserById(tx, userId);
+    if (owner) await queueNotice(deps, tx, owner, 'api_key_created', input.name);
+    return inserted;
   });
   return { key, plaintext: generated.plaintext };
 }

@@ -1,5 +1,7 @@
 import { and, desc, eq, inArray, lte, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.ts';
+import { recordEvent } from '../../db/events.ts';
+import { afterCursor, type ListPosition, listTotal, trimPage } from '../../db/lists.ts';
 import {
   type LetterRow,
   type LetterStatus,
@@ -7,6 +9,7 @@ import {
   type NewLetter,
   type TransactionRow,
   transactions,
+  type WebhookEventType,
 } from '../../db/schema/index.ts';
 
 /** The statuses a letter can be claimed (and expires) in. */
@@ -28,50 +31,82 @@ export async function findLetterByCodeHash(db: DbOrTx, hash: string): Promise<Le
   return row;
 }
 
+/** A page of the caller's sent letters, newest first, with the total from `list_totals` (as `listTransactions`). */
 export async function listLetters(
   db: DbOrTx,
   userId: string,
   status: LetterStatus | undefined,
-  page: number,
+  position: ListPosition,
   pageSize: number,
-): Promise<{ items: LetterRow[]; total: number }> {
+): Promise<{ items: LetterRow[]; hasMore: boolean; total: number }> {
   const conditions: SQL[] = [eq(letters.userId, userId)];
   if (status) conditions.push(eq(letters.status, status));
-  const where = and(...conditions);
-  const [items, [count]] = await Promise.all([
+  if ('after' in position) conditions.push(afterCursor(letters.createdAt, letters.id, position.after));
+  const offset = 'page' in position ? (position.page - 1) * pageSize : 0;
+  const [rows, total] = await Promise.all([
     db
       .select()
       .from(letters)
-      .where(where)
+      .where(and(...conditions))
       .orderBy(desc(letters.createdAt), desc(letters.id))
-      .limit(pageSize)
-      .offset((page - 1) * pageSize),
-    db.select({ total: sql<number>`count(*)::int` }).from(letters).where(where),
+      .limit(pageSize + 1)
+      .offset(offset),
+    listTotal(db, 'letters', userId, status ? { status } : {}),
   ]);
-  return { items, total: Number(count?.total ?? 0) };
+  return { ...trimPage(rows, pageSize), total };
+}
+
+/** The event of a letter's move from one status to another, if it is one an account can subscribe to. */
+function letterEventOf(before: LetterStatus, after: LetterStatus): WebhookEventType | null {
+  if (before === after) return null;
+  // A letter exists for its recipient once its escrow holds the amount (DRAFT is the moment before that).
+  if (after === 'ESCROWED') return before === 'DRAFT' ? 'letter.created' : null;
+  const events: Partial<Record<LetterStatus, WebhookEventType>> = {
+    MAILED: 'letter.mailed',
+    CLAIMED: 'letter.claimed',
+    VOIDED: 'letter.voided',
+    EXPIRED: 'letter.expired',
+  };
+  return events[after] ?? null;
+}
+
+/**
+ * Every letter update goes through here: applies `values` while the letter is in one of `from` (any status when
+ * null), and writes the event of its status move in the same database transaction.
+ */
+async function changeLetter(
+  db: DbOrTx,
+  id: string,
+  from: readonly LetterStatus[] | null,
+  values: Partial<NewLetter>,
+): Promise<LetterRow | undefined> {
+  const guard = from ? and(eq(letters.id, id), inArray(letters.status, [...from])) : eq(letters.id, id);
+  return db.transaction(async (tx) => {
+    const [before] = await tx.select({ status: letters.status }).from(letters).where(guard).for('update');
+    if (!before) return undefined;
+    const [row] = await tx
+      .update(letters)
+      .set({ ...values, updatedAt: values.updatedAt ?? new Date() })
+      .where(guard)
+      .returning();
+    const type = row ? letterEventOf(before.status, row.status) : null;
+    if (row && type) await recordEvent(tx, { userId: row.userId, type, kind: 'letter', row });
+    return row;
+  });
 }
 
 /** Guarded letter update: applies only while the letter is in one of `from`. */
-export async function moveLetter(
+export function moveLetter(
   db: DbOrTx,
   id: string,
   from: readonly LetterStatus[],
   values: Partial<NewLetter>,
 ): Promise<LetterRow | undefined> {
-  const [row] = await db
-    .update(letters)
-    .set({ ...values, updatedAt: values.updatedAt ?? new Date() })
-    .where(and(eq(letters.id, id), inArray(letters.status, [...from])))
-    .returning();
-  return row;
+  return changeLetter(db, id, from, values);
 }
 
 export async function updateLetter(db: DbOrTx, id: string, values: Partial<NewLetter>): Promise<LetterRow> {
-  const [row] = await db
-    .update(letters)
-    .set({ ...values, updatedAt: values.updatedAt ?? new Date() })
-    .where(eq(letters.id, id))
-    .returning();
+  const row = await changeLetter(db, id, null, values);
   if (!row) throw new Error(`letter ${id} vanished`);
   return row;
 }

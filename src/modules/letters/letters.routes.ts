@@ -2,12 +2,14 @@ import { Type } from '@sinclair/typebox';
 import { LETTER_STATUSES } from '../../db/schema/letters.ts';
 import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
+import { pageFields, positionOf } from '../../http/cursor.ts';
 import { ErrorEnvelope, IdParam, ok, PageOf, PageQueryFields, responses } from '../../http/envelope.ts';
 import { rateLimitHeaders } from '../../http/rate-limit.ts';
 import type { App } from '../../http/types.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseAmount } from '../../lib/money.ts';
 import { consume } from '../../lib/rate-limit.ts';
+import { MONEY_CONFIGURATION_ERRORS } from '../network/network.service.ts';
 import { Transaction, toTransaction } from '../transactions/transactions.schema.ts';
 import { listLetters } from './letters.repository.ts';
 import { countryName, Letter, LetterPreview } from './letters.schema.ts';
@@ -67,8 +69,21 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
   app.post(
     '/transfer/letter',
     {
-      config: { auth: 'either' },
+      config: {
+        auth: 'either',
+        errors: [
+          'invalid_amount',
+          'not_found',
+          'wallet_not_custodial',
+          'insufficient_balance',
+          'escrow_failed',
+          'escrow_unsettled',
+          'upstream_error',
+          ...MONEY_CONFIGURATION_ERRORS,
+        ],
+      },
       schema: {
+        operationId: 'createLetter',
         tags: ['Letters'],
         summary: 'Create a letter of value: escrow a sealed amount',
         description:
@@ -125,6 +140,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
     {
       config: { auth: 'either' },
       schema: {
+        operationId: 'listLetters',
         tags: ['Letters'],
         summary: "The caller's sent letters, newest first",
         querystring: Type.Object({
@@ -136,17 +152,24 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
     },
     async (request) => {
       const { user } = principalOf(request);
-      const { page = 1, pageSize = 20, status } = request.query;
-      const { items, total } = await listLetters(deps.database.db, user.id, status, page, pageSize);
-      return ok({ items: await presentLetters(deps, items, { userId: user.id }), page, pageSize, total });
+      const { pageSize = 20, status } = request.query;
+      const position = positionOf(request.query);
+      const found = await listLetters(deps.database.db, user.id, status, position, pageSize);
+      return ok({
+        items: await presentLetters(deps, found.items, { userId: user.id }),
+        pageSize,
+        total: found.total,
+        ...pageFields(position, found),
+      });
     },
   );
 
   app.get(
     '/transfer/letter/preview',
     {
-      config: { auth: 'none', rate: 'own' },
+      config: { auth: 'none', rate: 'own', errors: ['invalid_claim_code', 'letter_not_found'] },
       schema: {
+        operationId: 'previewLetter',
         tags: ['Letters'],
         summary: 'Public preview of a letter by its claim code (nothing sealed is revealed)',
         querystring: Type.Object({ code: Type.String({ minLength: 1, maxLength: 64 }) }),
@@ -165,8 +188,26 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
   app.post(
     '/transfer/letter/claim',
     {
-      config: { auth: 'either', rate: 'claim' },
+      config: {
+        auth: 'either',
+        rate: 'claim',
+        errors: [
+          'invalid_claim_code',
+          'cannot_claim_own_letter',
+          'letter_not_found',
+          'not_found',
+          'already_claimed',
+          'letter_not_claimable',
+          'letter_expired',
+          'claim_failed',
+          'claim_unsettled',
+          'upstream_error',
+          'escrow_vault_underfunded',
+          ...MONEY_CONFIGURATION_ERRORS,
+        ],
+      },
       schema: {
+        operationId: 'claimLetter',
         tags: ['Letters'],
         summary: 'Claim a letter into one of your wallets',
         description:
@@ -189,8 +230,9 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
   app.post(
     '/transfer/letter/sweep',
     {
-      config: { auth: 'operator', rate: 'none' },
+      config: { auth: 'operator', rate: 'none', errors: ['service_unavailable'] },
       schema: {
+        operationId: 'sweepLetters',
         tags: ['Letters'],
         summary: 'Operator sweep: expire and refund, retry failed refunds, reconcile claims',
         description:
@@ -209,6 +251,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
     {
       config: { auth: 'either', notFound: 'letter_not_found' },
       schema: {
+        operationId: 'getLetter',
         tags: ['Letters'],
         summary: 'One letter',
         params: IdParam,
@@ -226,11 +269,16 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
     {
       config: { auth: 'either', notFound: 'letter_not_found' },
       schema: {
+        operationId: 'getLetterPdf',
         tags: ['Letters'],
         summary:
           'The printable letter (PDF): address, instructions, claim code and its QR; never the amount or memo',
         params: IdParam,
         produces: ['application/pdf'],
+        // Sent as a Buffer, which Fastify never serializes: this only documents the body.
+        response: {
+          200: Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'The letter as a PDF' }),
+        },
       },
     },
     async (request, reply) => {
@@ -248,8 +296,22 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
   app.post(
     '/transfer/letter/:id/mail',
     {
-      config: { auth: 'either', notFound: 'letter_not_found', optionalBody: true },
+      config: {
+        auth: 'either',
+        notFound: 'letter_not_found',
+        optionalBody: true,
+        errors: [
+          'claim_origin_not_public',
+          'delivery_method_unavailable',
+          'letter_already_mailed',
+          'letter_not_claimable',
+          'postage_unavailable',
+          'upstream_error',
+          'mail_provider_not_configured',
+        ],
+      },
       schema: {
+        operationId: 'mailLetter',
         tags: ['Letters'],
         summary: 'Print and mail an escrowed letter',
         description:
@@ -301,8 +363,19 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
   app.post(
     '/transfer/letter/:id/void',
     {
-      config: { auth: 'either', notFound: 'letter_not_found', optionalBody: true },
+      config: {
+        auth: 'either',
+        notFound: 'letter_not_found',
+        optionalBody: true,
+        errors: [
+          'void_requires_acknowledgement',
+          'already_claimed',
+          'letter_not_claimable',
+          'service_unavailable',
+        ],
+      },
       schema: {
+        operationId: 'voidLetter',
         tags: ['Letters'],
         summary: 'Void a letter and refund its escrow to the sending wallet',
         description: 'A MAILED letter needs `acknowledgeMailed: true`: the paper letter stops working.',

@@ -10,8 +10,9 @@ export function registerNetworkRoutes(app: App, deps: Deps): void {
   app.get(
     '/network',
     {
-      config: { auth: 'none', rate: 'none' },
+      config: { auth: 'none', rate: 'none', errors: ['configuration_missing'] },
       schema: {
+        operationId: 'getNetwork',
         tags: ['Network'],
         summary: 'The chain, its contracts and how confidential it is',
         response: responses({ 200: NetworkInfo }),

@@ -1,12 +1,19 @@
 import type { Network } from '../../adapters/chain/types.ts';
 import type { Deps } from '../../deps.ts';
-import { AppError } from '../../lib/errors.ts';
+import { AppError, type ErrorCode } from '../../lib/errors.ts';
 
 /** The chain of this process, or `503 service_unavailable` where it has none. */
 export function requireNetwork(deps: Deps): Network {
   if (!deps.network) throw new AppError('service_unavailable', 'The chain is not available in this process.');
   return deps.network;
 }
+
+/** The refusals of `assertMoneyConfigured` (and `requireNetwork`), as routes document them. */
+export const MONEY_CONFIGURATION_ERRORS = [
+  'fhe_credentials_missing',
+  'configuration_missing',
+  'service_unavailable',
+] as const satisfies readonly ErrorCode[];
 
 /** A 503 naming what is missing, checked before anything is queued (so no transaction row exists). */
 export function assertMoneyConfigured(deps: Deps): void {

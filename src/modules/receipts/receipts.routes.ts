@@ -20,8 +20,9 @@ export function registerReceiptRoutes(app: App, deps: Deps): void {
   app.get(
     '/transactions/:id/nota',
     {
-      config: { auth: 'either' },
+      config: { auth: 'either', errors: ['receipt_unavailable', ['receipt_unavailable', 409]] },
       schema: {
+        operationId: 'getReceipt',
         tags: ['Receipts'],
         summary: 'Notarized receipt of a transaction that reached the chain',
         description:
@@ -49,6 +50,7 @@ export function registerReceiptRoutes(app: App, deps: Deps): void {
     {
       config: { auth: 'none' },
       schema: {
+        operationId: 'listNotaKeys',
         tags: ['Receipts'],
         summary: 'Public keys that sign receipts, for verifying them offline',
         description:
@@ -71,8 +73,9 @@ export function registerReceiptRoutes(app: App, deps: Deps): void {
   app.post(
     '/notas/verify',
     {
-      config: { auth: 'either' },
+      config: { auth: 'either', errors: ['invalid_nota'] },
       schema: {
+        operationId: 'verifyNota',
         tags: ['Receipts'],
         summary: 'Check a .nota file',
         description:

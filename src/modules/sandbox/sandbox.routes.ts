@@ -12,6 +12,7 @@ export function registerSandboxRoutes(app: App, deps: Deps): void {
     {
       config: { auth: 'none', rate: 'none', flat: true },
       schema: {
+        operationId: 'getSandboxStatus',
         tags: ['Sandbox'],
         summary: 'Status probe (flat, no envelope)',
         response: {
@@ -43,6 +44,7 @@ export function registerSandboxRoutes(app: App, deps: Deps): void {
     {
       config: { auth: 'none', rate: 'none', flat: true, anyJson: true },
       schema: {
+        operationId: 'echoSandbox',
         tags: ['Sandbox'],
         summary: 'JSON echo (flat, no envelope)',
         description: 'Any valid JSON body is echoed. Invalid JSON answers 400 `{ok: false, error: string}`.',

@@ -16,11 +16,15 @@ import { AppError } from '../../lib/errors.ts';
 import type { RequestContext } from '../../lib/request-context.ts';
 import { sha256Hex } from '../../lib/secrets.ts';
 import { assertLoginAllowed, recordLoginFailure } from '../accounts/accounts.service.ts';
+import { queueNotice } from '../notifications/notifications.service.ts';
 import {
+  findOwnPasskey,
   findPasskeyByCredentialId,
   insertPasskey,
   listPasskeys,
+  markPasskeyRemoved,
   recordPasskeyUse,
+  renamePasskey as renamePasskeyRow,
   spendChallenge,
 } from './security.repository.ts';
 
@@ -257,21 +261,62 @@ export async function registerPasskey(
   const transports = (info.transports ?? credential.response.transports ?? []).filter(
     (value): value is string => typeof value === 'string' && value.length <= 32,
   );
-  return insertPasskey(
-    db,
-    {
-      userId: user.id,
-      credentialId: info.id,
-      publicKey: Buffer.from(info.publicKey).toString('base64url'),
-      counter: info.counter,
-      transports: transports.slice(0, 8),
-      deviceName,
-    },
-    deps.clock.now(),
-  ).catch((error: unknown) => {
-    if (isUniqueViolation(error)) throw exists();
-    throw error;
-  });
+  // The notice goes out with the passkey or not at all: a new way into the account is told to its owner.
+  return db
+    .transaction(async (tx) => {
+      const passkey = await insertPasskey(
+        tx,
+        {
+          userId: user.id,
+          credentialId: info.id,
+          publicKey: Buffer.from(info.publicKey).toString('base64url'),
+          counter: info.counter,
+          transports: transports.slice(0, 8),
+          deviceName,
+        },
+        deps.clock.now(),
+      );
+      await queueNotice(deps, tx, user, 'passkey_added', deviceName);
+      return passkey;
+    })
+    .catch((error: unknown) => {
+      if (isUniqueViolation(error)) throw exists();
+      throw error;
+    });
+}
+
+function passkeyNotFound(): AppError {
+  return new AppError('not_found', 'No such passkey.');
+}
+
+/** Renames one of the account's passkeys; `404 not_found` for another account's id or a removed passkey. */
+export async function renamePasskey(
+  deps: Deps,
+  userId: string,
+  id: string,
+  deviceName: string,
+): Promise<PasskeyRow> {
+  const name = deviceName.trim();
+  if (!name)
+    throw new AppError('validation_error', 'The name is empty.', {
+      details: [{ path: '/deviceName', message: 'must not be blank' }],
+    });
+  const renamed = await renamePasskeyRow(deps.database.db, userId, id, name);
+  if (!renamed) throw passkeyNotFound();
+  return renamed;
+}
+
+/**
+ * Removes one of the account's passkeys: it logs in no more from this moment (login reads only passkeys in use).
+ * Idempotent: removing a removed passkey answers it as it is; another account's id is `404 not_found`.
+ */
+export async function removePasskey(deps: Deps, userId: string, id: string): Promise<PasskeyRow> {
+  const { db } = deps.database;
+  const removed = await markPasskeyRemoved(db, userId, id, deps.clock.now());
+  if (removed) return removed;
+  const existing = await findOwnPasskey(db, userId, id);
+  if (!existing) throw passkeyNotFound();
+  return existing;
 }
 
 // ---------------------------------------------------------------------------------------------------------

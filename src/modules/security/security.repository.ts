@@ -20,26 +20,49 @@ export const PENDING_LOGIN_MAX_ATTEMPTS = 5;
 const stepUnspent = (step: number) => or(isNull(users.totpLastStep), lt(users.totpLastStep, step));
 
 /**
- * Advances the user's last accepted TOTP step to `step`, only if it is larger: the one atomic place where a code
- * becomes spent. Returns false when that step (or a later one) was accepted already.
+ * What proved the second factor: a TOTP step (spent by moving the last accepted step up to it) or a recovery code's
+ * hash (spent by removing it from the account's codes).
  */
-export async function advanceTotpStep(db: DbOrTx, userId: string, step: number): Promise<boolean> {
+export type SecondFactorProof = { kind: 'totp'; step: number } | { kind: 'recovery'; hash: string };
+
+/** The update that spends `proof`, and the condition under which it is still unspent. */
+function spending(proof: SecondFactorProof) {
+  if (proof.kind === 'totp') return { set: { totpLastStep: proof.step }, unspent: stepUnspent(proof.step) };
+  return {
+    set: { recoveryCodeHashes: sql<string[]>`array_remove(${users.recoveryCodeHashes}, ${proof.hash})` },
+    unspent: sql`${proof.hash} = any(${users.recoveryCodeHashes})`,
+  };
+}
+
+/**
+ * Spends a TOTP step or a recovery code: the one atomic place where a second factor becomes used. Returns false when
+ * it was spent already (that step or a later one accepted, that recovery code used), also by a concurrent request.
+ */
+export async function spendSecondFactor(
+  db: DbOrTx,
+  userId: string,
+  proof: SecondFactorProof,
+): Promise<boolean> {
+  const { set, unspent } = spending(proof);
   const updated = await db
     .update(users)
-    .set({ totpLastStep: step })
-    .where(and(eq(users.id, userId), stepUnspent(step)))
+    .set(set)
+    .where(and(eq(users.id, userId), eq(users.totpEnabled, true), unspent))
     .returning({ id: users.id });
   return updated.length === 1;
 }
 
-/** Pending secret → active secret, 2FA on, `step` spent; false when the enrollment or step changed meanwhile. */
+/**
+ * Pending secret → active secret, 2FA on, `step` spent, a new set of recovery codes; false when the enrollment or
+ * step changed meanwhile.
+ */
 export async function activateTotp(
   db: DbOrTx,
   userId: string,
-  pendingSealed: string,
-  step: number,
+  values: { pendingSealed: string; step: number; recoveryCodeHashes: string[] },
   now: Date,
 ): Promise<boolean> {
+  const { pendingSealed, step } = values;
   const updated = await db
     .update(users)
     .set({
@@ -47,6 +70,7 @@ export async function activateTotp(
       totpPendingSecretSealed: null,
       totpEnabled: true,
       totpLastStep: step,
+      recoveryCodeHashes: values.recoveryCodeHashes,
       updatedAt: now,
     })
     .where(and(eq(users.id, userId), eq(users.totpPendingSecretSealed, pendingSealed), stepUnspent(step)))
@@ -54,20 +78,47 @@ export async function activateTotp(
   return updated.length === 1;
 }
 
-/** 2FA off and both secrets dropped, `step` spent; false when 2FA was off already or the step was spent. */
-export async function deactivateTotp(db: DbOrTx, userId: string, step: number, now: Date): Promise<boolean> {
-  const updated = await db
+/**
+ * 2FA off, both secrets and the recovery codes dropped, `proof` spent; false when 2FA was off already or the proof
+ * was spent.
+ */
+export async function deactivateTotp(
+  db: DbOrTx,
+  userId: string,
+  proof: SecondFactorProof,
+  now: Date,
+): Promise<UserRow | undefined> {
+  const { set, unspent } = spending(proof);
+  const [row] = await db
     .update(users)
     .set({
+      ...set,
       totpSecretSealed: null,
       totpPendingSecretSealed: null,
       totpEnabled: false,
-      totpLastStep: step,
+      recoveryCodeHashes: [],
       updatedAt: now,
     })
-    .where(and(eq(users.id, userId), eq(users.totpEnabled, true), stepUnspent(step)))
-    .returning({ id: users.id });
-  return updated.length === 1;
+    .where(and(eq(users.id, userId), eq(users.totpEnabled, true), unspent))
+    .returning();
+  return row;
+}
+
+/** A new set of recovery codes in place of the old, `proof` spent; undefined when 2FA is off or the proof was spent. */
+export async function replaceRecoveryCodes(
+  db: DbOrTx,
+  userId: string,
+  proof: SecondFactorProof,
+  hashes: string[],
+  now: Date,
+): Promise<UserRow | undefined> {
+  const { set, unspent } = spending(proof);
+  const [row] = await db
+    .update(users)
+    .set({ ...set, recoveryCodeHashes: hashes, updatedAt: now })
+    .where(and(eq(users.id, userId), eq(users.totpEnabled, true), unspent))
+    .returning();
+  return row;
 }
 
 export async function createPendingTotpLogin(
@@ -156,12 +207,57 @@ export async function spendChallenge(
   return inserted.length === 1;
 }
 
+/** The account's passkeys in use (removed ones are not listed). */
 export async function listPasskeys(db: DbOrTx, userId: string): Promise<PasskeyRow[]> {
   return db
     .select()
     .from(passkeys)
-    .where(eq(passkeys.userId, userId))
+    .where(and(eq(passkeys.userId, userId), isNull(passkeys.removedAt)))
     .orderBy(asc(passkeys.createdAt), asc(passkeys.id));
+}
+
+/** One of the account's passkeys, removed ones included; undefined for another account's id. */
+export async function findOwnPasskey(
+  db: DbOrTx,
+  userId: string,
+  id: string,
+): Promise<PasskeyRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(passkeys)
+    .where(and(eq(passkeys.id, id), eq(passkeys.userId, userId)))
+    .limit(1);
+  return row;
+}
+
+/** Renames a passkey in use; undefined when it is removed (or not the account's). */
+export async function renamePasskey(
+  db: DbOrTx,
+  userId: string,
+  id: string,
+  deviceName: string,
+): Promise<PasskeyRow | undefined> {
+  const [row] = await db
+    .update(passkeys)
+    .set({ deviceName })
+    .where(and(eq(passkeys.id, id), eq(passkeys.userId, userId), isNull(passkeys.removedAt)))
+    .returning();
+  return row;
+}
+
+/** Marks a passkey removed; undefined when it was removed already (by a concurrent request, say). */
+export async function markPasskeyRemoved(
+  db: DbOrTx,
+  userId: string,
+  id: string,
+  now: Date,
+): Promise<PasskeyRow | undefined> {
+  const [row] = await db
+    .update(passkeys)
+    .set({ removedAt: now })
+    .where(and(eq(passkeys.id, id), eq(passkeys.userId, userId), isNull(passkeys.removedAt)))
+    .returning();
+  return row;
 }
 
 export async function findPasskeyByCredentialId(
@@ -172,7 +268,7 @@ export async function findPasskeyByCredentialId(
     .select({ passkey: passkeys, user: users })
     .from(passkeys)
     .innerJoin(users, eq(users.id, passkeys.userId))
-    .where(eq(passkeys.credentialId, credentialId))
+    .where(and(eq(passkeys.credentialId, credentialId), isNull(passkeys.removedAt)))
     .limit(1);
   return row;
 }
@@ -211,7 +307,7 @@ export async function recordPasskeyUse(
   const updated = await db
     .update(passkeys)
     .set({ counter: newCounter, lastUsedAt: now })
-    .where(and(eq(passkeys.id, id), eq(passkeys.counter, previousCounter)))
+    .where(and(eq(passkeys.id, id), eq(passkeys.counter, previousCounter), isNull(passkeys.removedAt)))
     .returning({ id: passkeys.id });
   return updated.length === 1;
 }

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
 import { isHttpsOrigin, setSessionCookie } from '../../http/cookies.ts';
-import { ok, responses } from '../../http/envelope.ts';
+import { IdParam, ok, responses } from '../../http/envelope.ts';
 import { requestContext } from '../../http/request-context.ts';
 import type { App } from '../../http/types.ts';
 import { toUser, User } from '../accounts/accounts.schema.ts';
@@ -16,6 +16,8 @@ import {
   passkeyLogin,
   registerPasskey,
   registrationOptions,
+  removePasskey,
+  renamePasskey,
   toPasskey,
 } from './passkeys.ts';
 import { listPasskeys } from './security.repository.ts';
@@ -24,14 +26,24 @@ import {
   Passkey,
   PasskeyLoginBody,
   PasskeyLoginOptionsBody,
+  RecoveryCodesBody,
+  RecoveryCodesData,
   RegisterPasskeyBody,
+  RenamePasskeyBody,
   TotpDisableBody,
   TotpEnableBody,
+  TotpEnabledData,
   TotpLoginBody,
   TotpSetupData,
   TotpState,
 } from './security.schema.ts';
-import { completeTotpLogin, disableTotp, enableTotp, setupTotp } from './totp.service.ts';
+import {
+  completeTotpLogin,
+  disableTotp,
+  enableTotp,
+  regenerateRecoveryCodes,
+  setupTotp,
+} from './totp.service.ts';
 
 const UserData = Type.Object({ user: User });
 
@@ -72,8 +84,9 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
   app.post(
     '/me/totp/setup',
     {
-      config: { auth: 'session' },
+      config: { auth: 'session', errors: ['totp_already_enabled'] },
       schema: {
+        operationId: 'setUpTotp',
         tags: ['Security'],
         summary: 'Start TOTP enrollment',
         description:
@@ -88,32 +101,73 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
   app.post(
     '/me/totp/enable',
     {
-      config: { auth: 'session' },
+      config: {
+        auth: 'session',
+        errors: ['totp_already_enabled', 'totp_not_configured', 'invalid_totp_code'],
+      },
       schema: {
+        operationId: 'enableTotp',
         tags: ['Security'],
         summary: 'Enable TOTP',
         description:
-          'Confirms the pending enrollment with a live code; two-factor enforcement starts on success. ' +
-          'Errors: `400 totp_not_configured`, `400 invalid_totp_code`.',
+          'Confirms the pending enrollment with a live code; two-factor enforcement starts on success. Answers ' +
+          'ten single-use `recoveryCodes`, shown this once (stored hashed): each logs in, or turns two-factor off, ' +
+          'in place of a code, once. Errors: `400 totp_not_configured`, `400 invalid_totp_code`.',
         body: TotpEnableBody,
-        response: responses({ 200: TotpState(true) }),
+        response: responses({ 200: TotpEnabledData }),
       },
     },
     async (request) => {
-      await enableTotp(deps, principalOf(request).user, request.body.code);
-      return ok({ totpEnabled: true as const });
+      const recoveryCodes = await enableTotp(deps, principalOf(request).user, request.body.code);
+      return ok({ totpEnabled: true as const, recoveryCodes });
+    },
+  );
+
+  app.post(
+    '/me/totp/recovery-codes',
+    {
+      config: {
+        auth: 'session',
+        errors: ['totp_not_configured', 'invalid_totp_code', 'invalid_credentials'],
+      },
+      schema: {
+        tags: ['Security'],
+        operationId: 'regenerateRecoveryCodes',
+        summary: 'New TOTP recovery codes',
+        description:
+          'Replaces the recovery codes with ten new ones, shown this once; the old ones stop working. Needs the ' +
+          'password and a live code (or an unused recovery code). Errors: `401 invalid_credentials` (password), ' +
+          '`400 invalid_totp_code`, `400 totp_not_configured` (two-factor is off), `429 rate_limited` after 10 ' +
+          'password attempts in 15 minutes (counted per account with `POST /me/password`).',
+        body: RecoveryCodesBody,
+        response: responses({ 200: RecoveryCodesData }),
+      },
+    },
+    async (request, reply) => {
+      const recoveryCodes = await regenerateRecoveryCodes(
+        deps,
+        requestContext(request, reply),
+        principalOf(request).user,
+        request.body,
+      );
+      return ok({ recoveryCodes });
     },
   );
 
   app.post(
     '/me/totp/disable',
     {
-      config: { auth: 'session' },
+      config: {
+        auth: 'session',
+        errors: ['totp_not_configured', 'invalid_totp_code', 'invalid_credentials'],
+      },
       schema: {
+        operationId: 'disableTotp',
         tags: ['Security'],
         summary: 'Disable TOTP',
         description:
-          'Needs the password and a live code. Errors: `401 invalid_credentials` (password), ' +
+          'Needs the password and a live code (or an unused recovery code); drops the recovery codes and emails ' +
+          'a notice to the account. Errors: `401 invalid_credentials` (password), ' +
           '`400 invalid_totp_code`, `400 totp_not_configured`, `429 rate_limited` after 10 password attempts in ' +
           '15 minutes (counted per account with `POST /me/password`).',
         body: TotpDisableBody,
@@ -129,14 +183,15 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
   app.post(
     '/auth/login/totp',
     {
-      config: { auth: 'none', rate: 'own' },
+      config: { auth: 'none', rate: 'own', errors: [['invalid_totp_code', 401], 'account_disabled'] },
       schema: {
+        operationId: 'logInWithTotp',
         tags: ['Accounts'],
         summary: 'Second login step: TOTP code',
         description:
-          'Exchanges the `pendingToken` of `POST /auth/login` and a live code for a session cookie. Pending ' +
-          'tokens live 5 minutes and are single use. Every failure is `401 invalid_totp_code` and counts ' +
-          'against the login limit.',
+          "Exchanges the `pendingToken` of `POST /auth/login` and a live code, or one of the account's recovery " +
+          'codes (each works once), for a session cookie. Pending tokens live 5 minutes and are single use. Every ' +
+          'failure is `401 invalid_totp_code` and counts against the login limit.',
         body: TotpLoginBody,
         response: responses({ 200: UserData }),
       },
@@ -155,6 +210,7 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
     {
       config: { auth: 'either' },
       schema: {
+        operationId: 'listPasskeys',
         tags: ['Security'],
         summary: 'List passkeys',
         response: responses({ 200: Type.Object({ passkeys: Type.Array(Passkey) }) }),
@@ -166,11 +222,58 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
     },
   );
 
+  app.patch(
+    '/me/passkeys/:id',
+    {
+      config: { auth: 'session' },
+      schema: {
+        tags: ['Security'],
+        operationId: 'renamePasskey',
+        summary: 'Rename a passkey',
+        description: "Errors: `404 not_found` (another account's id, or a removed passkey).",
+        params: IdParam,
+        body: RenamePasskeyBody,
+        response: responses({ 200: Type.Object({ passkey: Passkey }) }),
+      },
+    },
+    async (request) => {
+      const passkey = await renamePasskey(
+        deps,
+        principalOf(request).user.id,
+        request.params.id,
+        request.body.deviceName,
+      );
+      return ok({ passkey: toPasskey(passkey) });
+    },
+  );
+
+  app.delete(
+    '/me/passkeys/:id',
+    {
+      config: { auth: 'session' },
+      schema: {
+        tags: ['Security'],
+        operationId: 'removePasskey',
+        summary: 'Remove a passkey',
+        description:
+          'It logs in no more, at once, and is no longer listed. Idempotent: a repeat answers the same record. ' +
+          "Errors: `404 not_found` (another account's id).",
+        params: IdParam,
+        response: responses({ 200: Type.Object({ passkey: Passkey }) }),
+      },
+    },
+    async (request) => {
+      const passkey = await removePasskey(deps, principalOf(request).user.id, request.params.id);
+      return ok({ passkey: toPasskey(passkey) });
+    },
+  );
+
   app.post(
     '/me/passkeys/options',
     {
       config: { auth: 'session' },
       schema: {
+        operationId: 'getPasskeyRegistrationOptions',
         tags: ['Security'],
         summary: 'Passkey registration options',
         description:
@@ -192,8 +295,18 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
   app.post(
     '/me/passkeys/register',
     {
-      config: { auth: 'session' },
+      config: {
+        auth: 'session',
+        errors: [
+          'invalid_challenge',
+          'challenge_expired',
+          'invalid_host',
+          'passkey_verification_failed',
+          'passkey_exists',
+        ],
+      },
       schema: {
+        operationId: 'registerPasskey',
         tags: ['Security'],
         summary: 'Register a passkey',
         description:
@@ -221,6 +334,7 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
     {
       config: { auth: 'none', optionalBody: true },
       schema: {
+        operationId: 'getPasskeyLoginOptions',
         tags: ['Accounts'],
         summary: 'Passkey login options',
         description:
@@ -238,8 +352,20 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
   app.post(
     '/auth/passkey/login',
     {
-      config: { auth: 'none', rate: 'own' },
+      config: {
+        auth: 'none',
+        rate: 'own',
+        errors: [
+          'invalid_challenge',
+          'challenge_expired',
+          'invalid_host',
+          'unknown_passkey',
+          ['passkey_verification_failed', 401],
+          'account_disabled',
+        ],
+      },
       schema: {
+        operationId: 'logInWithPasskey',
         tags: ['Accounts'],
         summary: 'Log in with a passkey',
         description:

@@ -58,13 +58,40 @@ export const TotpSetupData = Type.Object({
 export const TotpEnableBody = Type.Object({ code: Type.String({ pattern: '^[0-9]{6}$' }) });
 export const TotpDisableBody = Type.Object({
   password: Type.String({ minLength: 1, maxLength: 1000 }),
-  code: Type.String({ minLength: 1, maxLength: 16 }),
+  code: Type.String({
+    minLength: 1,
+    maxLength: 32,
+    description: 'A live TOTP code or an unused recovery code',
+  }),
 });
 export const TotpLoginBody = Type.Object({
   pendingToken: Type.String({ minLength: 1, maxLength: 200 }),
-  code: Type.String({ minLength: 1, maxLength: 16 }),
+  code: Type.String({
+    minLength: 1,
+    maxLength: 32,
+    description: 'A live TOTP code or an unused recovery code',
+  }),
 });
 export const TotpState = <T extends boolean>(value: T) => Type.Object({ totpEnabled: Type.Literal(value) });
+
+const RecoveryCodes = Type.Array(Type.String(), {
+  minItems: 10,
+  maxItems: 10,
+  description:
+    'Ten single-use recovery codes (`xxxx-xxxx-xxxx`), shown this once; each replaces a TOTP code once',
+});
+export const TotpEnabledData = Type.Object({ totpEnabled: Type.Literal(true), recoveryCodes: RecoveryCodes });
+export const RecoveryCodesBody = Type.Object({
+  password: Type.String({ minLength: 1, maxLength: 1000 }),
+  code: Type.String({
+    minLength: 1,
+    maxLength: 32,
+    description: 'A live TOTP code or an unused recovery code',
+  }),
+});
+export const RecoveryCodesData = Type.Object({ recoveryCodes: RecoveryCodes });
+
+export const RenamePasskeyBody = Type.Object({ deviceName: Type.String({ minLength: 1, maxLength: 100 }) });
 
 export const OptionsData = Type.Object({ options: WebAuthnOptions });
 export const RegisterPasskeyBody = Type.Object({

@@ -2,6 +2,7 @@ import type { UserRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { RequestContext } from '../../lib/request-context.ts';
+import { constantTimeEqual } from '../../lib/secrets.ts';
 import { findUserById } from '../accounts/accounts.repository.ts';
 import {
   assertLoginAllowed,
@@ -9,14 +10,18 @@ import {
   recordLoginFailure,
   verifyCurrentPassword,
 } from '../accounts/accounts.service.ts';
+import { queueNotice } from '../notifications/notifications.service.ts';
+import { hashRecoveryCode, isTotpCode, newRecoveryCodes } from './recovery-codes.ts';
 import {
   activateTotp,
-  advanceTotpStep,
   consumePendingTotpLogin,
   countPendingTotpFailure,
   createPendingTotpLogin,
   deactivateTotp,
   findLivePendingTotpLogin,
+  replaceRecoveryCodes,
+  type SecondFactorProof,
+  spendSecondFactor,
 } from './security.repository.ts';
 import { matchTotpStep, newTotpSecret, otpauthUrlOf } from './totp.ts';
 
@@ -54,8 +59,11 @@ export async function setupTotp(deps: Deps, user: UserRow): Promise<{ secret: st
   return { secret, otpauthUrl: otpauthUrlOf(secret, user.email) };
 }
 
-/** Confirms the pending enrollment with a live code; two-factor enforcement starts here. */
-export async function enableTotp(deps: Deps, user: UserRow, code: string): Promise<void> {
+/**
+ * Confirms the pending enrollment with a live code; two-factor enforcement starts here. Returns the account's new
+ * recovery codes, shown this once.
+ */
+export async function enableTotp(deps: Deps, user: UserRow, code: string): Promise<string[]> {
   const pending = user.totpPendingSecretSealed;
   if (!pending || user.totpEnabled) {
     throw notConfigured('There is no pending TOTP enrollment. Call POST /me/totp/setup first.');
@@ -63,13 +71,48 @@ export async function enableTotp(deps: Deps, user: UserRow, code: string): Promi
   const now = deps.clock.now();
   const step = matchTotpStep(openSecret(deps, user, pending), code, now, user.totpLastStep);
   if (step === null) throw invalidCode();
+  const recovery = newRecoveryCodes(user.id);
   // The pending secret becomes the active one only if it is still the pending one and the step is unspent.
-  const activated = await activateTotp(deps.database.db, user.id, pending, step, now);
+  const activated = await activateTotp(
+    deps.database.db,
+    user.id,
+    { pendingSealed: pending, step, recoveryCodeHashes: recovery.hashes },
+    now,
+  );
   deps.credentialCache?.forgetUser(user.id);
   if (!activated) throw invalidCode();
+  return recovery.codes;
 }
 
-/** Turns two-factor off; needs both the password (under the account's password-check limit) and a live code. */
+/**
+ * What `code` proves for an account with TOTP on: a live, unspent TOTP step, or one of its unused recovery codes
+ * (anything that is not six digits is read as one). Null when it proves nothing. Nothing is spent here: the update
+ * that acts on the proof spends it, guarded, so a code works once also under concurrent requests.
+ */
+function secondFactorProof(deps: Deps, user: UserRow, code: string, now: Date): SecondFactorProof | null {
+  if (!isTotpCode(code)) {
+    const hash = hashRecoveryCode(user.id, code);
+    // Compared with every stored hash, with no early exit.
+    const known = user.recoveryCodeHashes.reduce(
+      (found, stored) => constantTimeEqual(stored, hash) || found,
+      false,
+    );
+    return known ? { kind: 'recovery', hash } : null;
+  }
+  if (!user.totpSecretSealed) return null;
+  const step = matchTotpStep(
+    openSecret(deps, user, user.totpSecretSealed),
+    code.trim(),
+    now,
+    user.totpLastStep,
+  );
+  return step === null ? null : { kind: 'totp', step };
+}
+
+/**
+ * Turns two-factor off; needs the password (under the account's password-check limit) and a live code or a recovery
+ * code. The account's address is told (a thief with the session and the password would do exactly this).
+ */
 export async function disableTotp(
   deps: Deps,
   request: RequestContext,
@@ -80,13 +123,40 @@ export async function disableTotp(
     throw notConfigured('Two-factor authentication is not on.');
   }
   await verifyCurrentPassword(deps, request, user, credentials.password);
-  const { code } = credentials;
   const now = deps.clock.now();
-  const step = matchTotpStep(openSecret(deps, user, user.totpSecretSealed), code, now, user.totpLastStep);
-  if (step === null) throw invalidCode();
-  const deactivated = await deactivateTotp(deps.database.db, user.id, step, now);
+  const proof = secondFactorProof(deps, user, credentials.code, now);
+  if (!proof) throw invalidCode();
+  const deactivated = await deps.database.db.transaction(async (tx) => {
+    const row = await deactivateTotp(tx, user.id, proof, now);
+    if (row) await queueNotice(deps, tx, row, 'totp_disabled');
+    return row;
+  });
   deps.credentialCache?.forgetUser(user.id);
   if (!deactivated) throw invalidCode();
+}
+
+/**
+ * A new set of recovery codes in place of the old (which stop working at once): needs the password (under the
+ * account's password-check limit) and a live code or a recovery code. Returns the codes, shown this once.
+ */
+export async function regenerateRecoveryCodes(
+  deps: Deps,
+  request: RequestContext,
+  user: UserRow,
+  credentials: { password: string; code: string },
+): Promise<string[]> {
+  if (!user.totpEnabled || !user.totpSecretSealed) {
+    throw notConfigured('Two-factor authentication is not on: recovery codes come with it.');
+  }
+  await verifyCurrentPassword(deps, request, user, credentials.password);
+  const now = deps.clock.now();
+  const proof = secondFactorProof(deps, user, credentials.code, now);
+  if (!proof) throw invalidCode();
+  const recovery = newRecoveryCodes(user.id);
+  const replaced = await replaceRecoveryCodes(deps.database.db, user.id, proof, recovery.hashes, now);
+  deps.credentialCache?.forgetUser(user.id);
+  if (!replaced) throw invalidCode();
+  return recovery.codes;
 }
 
 /** `loginExtensions.secondFactor`: with TOTP on, the password step ends in a pending token, not a session. */
@@ -100,8 +170,9 @@ export async function totpSecondFactor(
 }
 
 /**
- * The second login step. Every failure is `401 invalid_totp_code` (wrong, expired or reused code or token) and
- * counts against the per-IP login limit; past the limit every attempt fails the same way, right or wrong.
+ * The second login step, with a live code or one of the account's recovery codes (each works once). Every failure
+ * is `401 invalid_totp_code` (wrong, expired or reused code or token) and counts against the per-IP login limit;
+ * past the limit every attempt fails the same way, right or wrong.
  */
 export async function completeTotpLogin(
   deps: Deps,
@@ -120,16 +191,24 @@ export async function completeTotpLogin(
   if (!pending) throw await fail();
   const user = await findUserById(db, pending.userId);
   if (!user?.totpEnabled || !user.totpSecretSealed) throw await fail();
-  const step = matchTotpStep(openSecret(deps, user, user.totpSecretSealed), code, now, user.totpLastStep);
-  if (step === null) {
+  const proof = secondFactorProof(deps, user, code, now);
+  if (!proof) {
     await countPendingTotpFailure(db, pending.id);
     throw await fail();
   }
-  // The token is spent first, then the step: a request that loses either race gets no session.
+  // The token is spent first, then the step or recovery code: a request that loses either race gets no session.
   if (!(await consumePendingTotpLogin(db, pending.id, now))) throw await fail();
-  const advanced = await advanceTotpStep(db, user.id, step);
+  // A recovery code in use may be a thief's: the owner hears of it, in the transaction that spends it.
+  const spent = await db.transaction(async (tx) => {
+    const done = await spendSecondFactor(tx, user.id, proof);
+    if (done && proof.kind === 'recovery') {
+      const left = String(user.recoveryCodeHashes.length - 1);
+      await queueNotice(deps, tx, user, 'recovery_code_used', left);
+    }
+    return done;
+  });
   deps.credentialCache?.forgetUser(user.id);
-  if (!advanced) throw await fail();
+  if (!spent) throw await fail();
   if (user.disabledAt) throw new AppError('account_disabled', 'This account is disabled.');
   return user;
 }

@@ -160,15 +160,19 @@ describe('TOTP setup', () => {
 });
 
 describe('TOTP enable', () => {
-  it('confirms with a live code: {totpEnabled: true}, the user shows it, the secret moves to the active slot', async () => {
+  it('confirms with a live code: {totpEnabled: true, recoveryCodes}, the user shows it, the secret moves to the active slot', async () => {
     const caller = await signup(ctx.app);
     const secret = await setup(caller);
     const at = ctx.clock.now();
     const response = await post('/me/totp/enable', { code: totpCode(secret, at) }, caller.headers);
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ ok: true, data: { totpEnabled: true } });
+    expect(response.json()).toEqual({
+      ok: true,
+      data: { totpEnabled: true, recoveryCodes: expect.any(Array) },
+    });
+    expect(response.json().data.recoveryCodes).toHaveLength(10);
     const me = await ctx.app.inject({ method: 'GET', url: '/api/v1/me', headers: caller.headers });
-    expect(me.json().data.user.totpEnabled).toBe(true);
+    expect(me.json().data.user).toMatchObject({ totpEnabled: true, recoveryCodesRemaining: 10 });
     const row = await userRow(caller.userId);
     expect(row.totpPendingSecretSealed).toBeNull();
     expect(row.totpSecretSealed).toMatch(/^v1\./);

@@ -390,20 +390,23 @@ describe('transaction reads', () => {
     expect(errorOf(foreignFilter)).toMatchObject({ status: 404, code: 'not_found' });
   });
 
-  it('every transaction carries every field of the interface', async () => {
+  it('every transaction carries every field of the interface, and its direction, block and log index', async () => {
     const item = (await ctx.app.inject({ url: '/api/v1/transactions', headers: alice.headers })).json().data
       .items[0];
     expect(Object.keys(item).sort()).toEqual(
       [
         'amount',
+        'blockNumber',
         'chainId',
         'counterparty',
+        'direction',
         'createdAt',
         'error',
         'errorCode',
         'explorerUrl',
         'fromAddress',
         'id',
+        'logIndex',
         'metadata',
         'settlementTxHash',
         'status',
@@ -416,5 +419,6 @@ describe('transaction reads', () => {
       ].sort(),
     );
     expect(item.chainId).toBe(31337);
+    expect(item.direction).toBe('out');
   });
 });

@@ -1,17 +1,31 @@
 import { and, desc, eq, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.ts';
+import { recordEvent } from '../../db/events.ts';
+import { afterCursor, type ListPosition, listTotal, trimPage } from '../../db/lists.ts';
 import {
   type NewTransaction,
+  type TransactionDirection,
   type TransactionRow,
   type TransactionStatus,
   type TransactionType,
   transactions,
 } from '../../db/schema/index.ts';
 
+/** Types whose row records money its wallet received. */
+const RECEIVING_TYPES: ReadonlySet<TransactionType> = new Set(['LETTER_CLAIM', 'LETTER_REFUND']);
+
+/** Inserts a transaction and its `transaction.created` event, in one database transaction. */
 export async function insertTransaction(db: DbOrTx, values: NewTransaction): Promise<TransactionRow> {
-  const [row] = await db.insert(transactions).values(values).returning();
-  if (!row) throw new Error('insert into transactions returned no row');
-  return row;
+  const direction = values.direction ?? (RECEIVING_TYPES.has(values.type) ? 'in' : 'out');
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .insert(transactions)
+      .values({ ...values, direction })
+      .returning();
+    if (!row) throw new Error('insert into transactions returned no row');
+    await recordEvent(tx, { userId: row.userId, type: 'transaction.created', kind: 'transaction', row });
+    return row;
+  });
 }
 
 export async function findOwnTransaction(
@@ -45,30 +59,39 @@ export interface TransactionFilter {
   walletId?: string;
   type?: TransactionType;
   status?: TransactionStatus;
+  direction?: TransactionDirection;
 }
 
+/**
+ * A page of the caller's transactions, newest first (`created_at desc, id desc`), with the filter's total from
+ * `list_totals`: neither read counts or skips rows by cursor, so page 1 and the last page cost the same at 10⁶ rows.
+ */
 export async function listTransactions(
   db: DbOrTx,
   filter: TransactionFilter,
-  page: number,
+  position: ListPosition,
   pageSize: number,
-): Promise<{ items: TransactionRow[]; total: number }> {
-  const conditions: SQL[] = [eq(transactions.userId, filter.userId)];
-  if (filter.walletId) conditions.push(eq(transactions.walletId, filter.walletId));
-  if (filter.type) conditions.push(eq(transactions.type, filter.type));
-  if (filter.status) conditions.push(eq(transactions.status, filter.status));
-  const where = and(...conditions);
-  const [items, [count]] = await Promise.all([
+): Promise<{ items: TransactionRow[]; hasMore: boolean; total: number }> {
+  const { userId, ...filters } = filter;
+  const conditions: SQL[] = [eq(transactions.userId, userId)];
+  if (filters.walletId) conditions.push(eq(transactions.walletId, filters.walletId));
+  if (filters.type) conditions.push(eq(transactions.type, filters.type));
+  if (filters.status) conditions.push(eq(transactions.status, filters.status));
+  if (filters.direction) conditions.push(eq(transactions.direction, filters.direction));
+  if ('after' in position)
+    conditions.push(afterCursor(transactions.createdAt, transactions.id, position.after));
+  const offset = 'page' in position ? (position.page - 1) * pageSize : 0;
+  const [rows, total] = await Promise.all([
     db
       .select()
       .from(transactions)
-      .where(where)
+      .where(and(...conditions))
       .orderBy(desc(transactions.createdAt), desc(transactions.id))
-      .limit(pageSize)
-      .offset((page - 1) * pageSize),
-    db.select({ total: sql<number>`count(*)::int` }).from(transactions).where(where),
+      .limit(pageSize + 1)
+      .offset(offset),
+    listTotal(db, 'transactions', userId, filters),
   ]);
-  return { items, total: Number(count?.total ?? 0) };
+  return { ...trimPage(rows, pageSize), total };
 }
 
 /**

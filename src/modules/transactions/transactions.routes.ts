@@ -1,13 +1,20 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Address, getAddress, isAddress, zeroAddress } from 'viem';
-import { TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../../db/schema/transactions.ts';
+import {
+  TRANSACTION_DIRECTIONS,
+  TRANSACTION_STATUSES,
+  TRANSACTION_TYPES,
+} from '../../db/schema/transactions.ts';
 import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
+import { pageFields, positionOf } from '../../http/cursor.ts';
 import { IdParam, ok, PageOf, PageQueryFields, responses } from '../../http/envelope.ts';
+import type { DocumentedError } from '../../http/openapi.ts';
 import type { App } from '../../http/types.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseAmount } from '../../lib/money.ts';
+import { MONEY_CONFIGURATION_ERRORS } from '../network/network.service.ts';
 import { ownWallet } from '../wallets/wallets.service.ts';
 import { assertIdempotencyKey, type MoneyMovement, queueMoneyMovement } from './money.service.ts';
 import { findOwnTransaction, listTransactions } from './transactions.repository.ts';
@@ -27,6 +34,15 @@ const IdempotencyHeaders = Type.Object({
   ),
 });
 const TransactionData = Type.Object({ transaction: Transaction });
+/** What the four queued operations refuse before queueing (their later failures are FAILED transactions). */
+const QUEUED_ERRORS: DocumentedError[] = [
+  'invalid_amount',
+  'not_found',
+  'wallet_not_custodial',
+  'insufficient_balance',
+  'idempotency_conflict',
+  ...MONEY_CONFIGURATION_ERRORS,
+];
 
 function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   const raw = request.headers['idempotency-key'];
@@ -65,8 +81,12 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
     app.post(
       '/fund',
       {
-        config: { auth: 'either' },
+        config: {
+          auth: 'either',
+          errors: QUEUED_ERRORS,
+        },
         schema: {
+          operationId: 'fundWallet',
           tags: ['Money movement'],
           summary: 'Faucet (sandbox only): test STABLE plus a gas top-up',
           description:
@@ -89,8 +109,12 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
   app.post(
     '/mint',
     {
-      config: { auth: 'either' },
+      config: {
+        auth: 'either',
+        errors: QUEUED_ERRORS,
+      },
       schema: {
+        operationId: 'mintConfidential',
         tags: ['Money movement'],
         summary: 'Mint cSTABLE by wrapping public STABLE (1:1)',
         headers: IdempotencyHeaders,
@@ -109,8 +133,12 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
   app.post(
     '/transfer',
     {
-      config: { auth: 'either' },
+      config: {
+        auth: 'either',
+        errors: [...QUEUED_ERRORS, 'invalid_recipient'],
+      },
       schema: {
+        operationId: 'createTransfer',
         tags: ['Money movement'],
         summary: 'Confidential transfer of cSTABLE to an address',
         description:
@@ -142,8 +170,12 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
   app.post(
     '/redeem',
     {
-      config: { auth: 'either' },
+      config: {
+        auth: 'either',
+        errors: QUEUED_ERRORS,
+      },
       schema: {
+        operationId: 'redeemConfidential',
         tags: ['Money movement'],
         summary: 'Redeem cSTABLE into public STABLE (unwrap, then settlement)',
         description: 'Goes PENDING, then SETTLING while the payout is finalized, and ends SETTLED.',
@@ -163,8 +195,9 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
   app.get(
     '/transactions',
     {
-      config: { auth: 'either' },
+      config: { auth: 'either', errors: ['not_found'] },
       schema: {
+        operationId: 'listTransactions',
         tags: ['Transactions'],
         summary: 'List transactions, newest first',
         querystring: Type.Object({
@@ -172,26 +205,34 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
           walletId: Type.Optional(WalletId),
           type: Type.Optional(Type.Union(TRANSACTION_TYPES.map((value) => Type.Literal(value)))),
           status: Type.Optional(Type.Union(TRANSACTION_STATUSES.map((value) => Type.Literal(value)))),
+          direction: Type.Optional(Type.Union(TRANSACTION_DIRECTIONS.map((value) => Type.Literal(value)))),
         }),
         response: responses({ 200: PageOf(Transaction) }),
       },
     },
     async (request) => {
       const { user } = principalOf(request);
-      const { page = 1, pageSize = 20, walletId, type, status } = request.query;
+      const { pageSize = 20, walletId, type, status, direction } = request.query;
+      const position = positionOf(request.query);
       if (walletId) await ownWallet(deps, user.id, walletId);
-      const { items, total } = await listTransactions(
+      const found = await listTransactions(
         db,
         {
           userId: user.id,
           ...(walletId ? { walletId } : {}),
           ...(type ? { type } : {}),
           ...(status ? { status } : {}),
+          ...(direction ? { direction } : {}),
         },
-        page,
+        position,
         pageSize,
       );
-      return ok({ items: items.map((row) => toTransaction(row, deps.network)), page, pageSize, total });
+      return ok({
+        items: found.items.map((row) => toTransaction(row, deps.network)),
+        pageSize,
+        total: found.total,
+        ...pageFields(position, found),
+      });
     },
   );
 
@@ -200,6 +241,7 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
     {
       config: { auth: 'either' },
       schema: {
+        operationId: 'getTransaction',
         tags: ['Transactions'],
         summary: 'One transaction',
         params: IdParam,

@@ -1,5 +1,6 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.ts';
+import { recordEvent } from '../../db/events.ts';
 import { type NewWallet, type WalletRow, wallets } from '../../db/schema/index.ts';
 
 export function listWallets(db: DbOrTx, userId: string): Promise<WalletRow[]> {
@@ -41,10 +42,14 @@ export async function countWallets(db: DbOrTx, userId: string): Promise<number> 
   return Number(row?.count ?? 0);
 }
 
+/** Inserts a wallet and its `wallet.created` event, in one database transaction. */
 export async function insertWallet(db: DbOrTx, values: NewWallet): Promise<WalletRow> {
-  const [row] = await db.insert(wallets).values(values).returning();
-  if (!row) throw new Error('insert into wallets returned no row');
-  return row;
+  return db.transaction(async (tx) => {
+    const [row] = await tx.insert(wallets).values(values).returning();
+    if (!row) throw new Error('insert into wallets returned no row');
+    await recordEvent(tx, { userId: row.userId, type: 'wallet.created', kind: 'wallet', row });
+    return row;
+  });
 }
 
 /** Makes `walletId` the account's one primary wallet (the other loses the flag first: a unique index holds one). */
@@ -56,4 +61,9 @@ export async function setPrimaryWallet(db: DbOrTx, userId: string, walletId: str
   const [row] = await db.update(wallets).set({ isPrimary: true }).where(eq(wallets.id, walletId)).returning();
   if (!row) throw new Error(`wallet ${walletId} vanished`);
   return row;
+}
+
+/** Records until when (unix seconds) the TransferBatcher is the wallet's operator, as its mined grant says. */
+export async function recordBatcherGrant(db: DbOrTx, walletId: string, until: number): Promise<void> {
+  await db.update(wallets).set({ batcherOperatorUntil: until }).where(eq(wallets.id, walletId));
 }

@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
 import { IdParam, ok, responses } from '../../http/envelope.ts';
 import type { App } from '../../http/types.ts';
+import { MONEY_CONFIGURATION_ERRORS } from '../network/network.service.ts';
 import { MAX_NOTA_LENGTH } from '../receipts/nota.ts';
 import { NotaFile } from '../receipts/receipts.schema.ts';
 import { balanceOf, gasOf } from './balances.ts';
@@ -21,8 +22,9 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
   app.post(
     '/wallets',
     {
-      config: { auth: 'either' },
+      config: { auth: 'either', errors: ['wallet_limit_reached', 'wallet_exists'] },
       schema: {
+        operationId: 'createWallet',
         tags: ['Wallets'],
         summary: 'Create a custodial wallet or register an external (watch-only) address',
         body: CreateWalletBody,
@@ -40,6 +42,7 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
     {
       config: { auth: 'either' },
       schema: {
+        operationId: 'listWallets',
         tags: ['Wallets'],
         summary: 'List wallets',
         response: responses({ 200: Type.Object({ wallets: Type.Array(Wallet) }) }),
@@ -52,8 +55,9 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
   app.get(
     '/wallets/:id',
     {
-      config: { auth: 'either' },
+      config: { auth: 'either', errors: [...MONEY_CONFIGURATION_ERRORS, 'upstream_error'] },
       schema: {
+        operationId: 'getWallet',
         tags: ['Wallets'],
         summary: 'One wallet with its balances',
         params: IdParam,
@@ -71,6 +75,7 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
     {
       config: { auth: 'either' },
       schema: {
+        operationId: 'setPrimaryWallet',
         tags: ['Wallets'],
         summary: 'Make a wallet the primary one',
         params: IdParam,
@@ -86,8 +91,9 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
   app.get(
     '/balances',
     {
-      config: { auth: 'either' },
+      config: { auth: 'either', errors: ['not_found', ...MONEY_CONFIGURATION_ERRORS, 'upstream_error'] },
       schema: {
+        operationId: 'listBalances',
         tags: ['Wallets'],
         summary: 'Balances of every wallet, or of one (?walletId=)',
         description:
@@ -105,8 +111,9 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
   app.get(
     '/gas',
     {
-      config: { auth: 'either' },
+      config: { auth: 'either', errors: ['not_found', ...MONEY_CONFIGURATION_ERRORS, 'upstream_error'] },
       schema: {
+        operationId: 'getGas',
         tags: ['Wallets'],
         summary: 'Gas and public balances (no decryption; cheap to poll)',
         querystring: WalletQuery,
@@ -122,8 +129,9 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
   app.post(
     '/wallets/:id/export',
     {
-      config: { auth: 'session' },
+      config: { auth: 'session', errors: ['wallet_not_custodial'] },
       schema: {
+        operationId: 'exportWallet',
         tags: ['Wallets'],
         summary: 'Export a custodial wallet key (passphrase-encrypted .nota file)',
         description:
@@ -147,8 +155,12 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
   app.post(
     '/wallets/import',
     {
-      config: { auth: 'session' },
+      config: {
+        auth: 'session',
+        errors: ['invalid_nota', 'invalid_passphrase', 'wallet_limit_reached', 'wallet_exists'],
+      },
       schema: {
+        operationId: 'importWallet',
         tags: ['Wallets'],
         summary: 'Import an exported wallet key as a custodial wallet',
         description:

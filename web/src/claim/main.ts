@@ -76,7 +76,9 @@ async function lookUp(raw: string): Promise<void> {
   replace(status);
   const normalized = normalizeCode(raw);
   if (!CROCKFORD.test(normalized)) {
-    codeEntry(plainError(new ApiError(400, 'invalid_claim_code', 'Invalid claim code.')));
+    codeEntry(
+      plainError(new ApiError({ status: 400, code: 'invalid_claim_code', message: 'Invalid claim code.' })),
+    );
     return;
   }
   code = normalized;
@@ -105,8 +107,8 @@ async function lookUp(raw: string): Promise<void> {
         'p',
         { class: 'card' },
         preview.status === 'EXPIRED'
-          ? plainError(new ApiError(410, 'letter_expired', ''))
-          : plainError(new ApiError(409, 'letter_not_claimable', '')),
+          ? plainError(new ApiError({ status: 410, code: 'letter_expired', message: '' }))
+          : plainError(new ApiError({ status: 409, code: 'letter_not_claimable', message: '' })),
       ),
     );
     return;

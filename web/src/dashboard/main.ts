@@ -4,6 +4,8 @@ import { ApiError, get, onSessionLost, post } from '../api.ts';
 import { authPanel } from '../auth.ts';
 import { networkBanner } from '../banner.ts';
 import { h, installSkipLink, replace } from '../dom.ts';
+import { mailboxPage } from '../mailbox.ts';
+import { resetPasswordPage, resetTokenOf } from '../password-reset.ts';
 import type { NetworkInfo, User, Wallet } from '../types.ts';
 import type { Ctx } from './context.ts';
 import { lettersView } from './letters/view.ts';
@@ -150,6 +152,31 @@ async function signedIn(user: User): Promise<void> {
   await route(true);
 }
 
+/** Pages open to anyone, signed in or not: the reset page of an emailed link, the sandbox's local mailbox. */
+function showPublicPage(): boolean {
+  const token = resetTokenOf(location.hash);
+  if (token !== null) {
+    stopTimers();
+    ctx = null;
+    renderNav(null);
+    renderAccount(null);
+    document.title = 'Reset your password · sealpay';
+    replace(
+      main,
+      h('h1', { tabindex: -1 }, 'sealpay'),
+      resetPasswordPage(token, () => signedOut('Log in with your new password.')),
+    );
+    return true;
+  }
+  if (location.hash === '#/mailbox') {
+    stopTimers();
+    document.title = 'Local mailbox · sealpay';
+    replace(main, mailboxPage());
+    return true;
+  }
+  return false;
+}
+
 async function start(): Promise<void> {
   installSkipLink();
   replace(
@@ -166,9 +193,11 @@ async function start(): Promise<void> {
       );
   });
   window.addEventListener('hashchange', () => {
+    if (showPublicPage()) return;
     if (location.hash.startsWith('#/')) void route(true);
   });
   network = await networkBanner(bannerSlot);
+  if (showPublicPage()) return;
   try {
     const session = await get<{ user: User }>('/auth/session', { quiet401: true });
     await signedIn(session.user);

@@ -3,7 +3,7 @@ import { encodeLetterRelease, readLetter } from '../../../adapters/confidential/
 import type { TransactionRow } from '../../../db/schema/index.ts';
 import type { Operation, OperationContext } from '../../../deps.ts';
 import { transition } from '../../../worker/outbox.repository.ts';
-import { blockFields, recipientOf, withMetadata } from '../../../worker/steps.ts';
+import { amountOf, blockFields, recipientOf, withMetadata } from '../../../worker/steps.ts';
 import { PreflightError, submitOnce } from '../../../worker/submissions.ts';
 import { moveLetter } from '../letters.repository.ts';
 import { legLetter, settleLeg } from './legs.ts';
@@ -13,7 +13,7 @@ async function runClaim(ctx: OperationContext, row: TransactionRow): Promise<voi
   const { db } = ctx.deps.database;
   const letter = await legLetter(ctx, row);
   const vaultId = letter.vaultLetterId;
-  const amount = BigInt(row.amount);
+  const amount = amountOf(row);
   const submission = await submitOnce(ctx, row, 'release', ctx.network.operator.privateKey, async () => {
     // Checked only before the release is signed (a release already signed is carried through, never re-judged):
     // the vault must hold exactly this letter's amount, or nothing is sent and the letter stays claimable.

@@ -3,7 +3,7 @@ import { encodeLetterEscrow } from '../../../adapters/confidential/helpers.ts';
 import type { TransactionRow } from '../../../db/schema/index.ts';
 import type { Operation, OperationContext } from '../../../deps.ts';
 import { transition } from '../../../worker/outbox.repository.ts';
-import { blockFields, fail, withMetadata } from '../../../worker/steps.ts';
+import { amountOf, blockFields, fail, withMetadata } from '../../../worker/steps.ts';
 import { submitOnce } from '../../../worker/submissions.ts';
 import { spendingWallet } from '../../wallets/wallets.service.ts';
 import { moveLetter } from '../letters.repository.ts';
@@ -14,7 +14,7 @@ async function runEscrow(ctx: OperationContext, row: TransactionRow): Promise<vo
   const { db } = ctx.deps.database;
   const letter = await legLetter(ctx, row);
   const { wallet, key, gasTxHash } = await spendingWallet(ctx, row);
-  const amount = BigInt(row.amount);
+  const amount = amountOf(row);
   const token = ctx.network.contracts.confidentialToken;
   const submission = await submitOnce(ctx, row, 'escrow', key, async () => {
     const encrypted = await ctx.network.rail.encryptAmount({

@@ -3,7 +3,7 @@ import { encodeLetterRefund, readLetter } from '../../../adapters/confidential/h
 import type { TransactionRow } from '../../../db/schema/index.ts';
 import type { Operation, OperationContext } from '../../../deps.ts';
 import { transition } from '../../../worker/outbox.repository.ts';
-import { blockFields, withMetadata } from '../../../worker/steps.ts';
+import { amountOf, blockFields, withMetadata } from '../../../worker/steps.ts';
 import { PreflightError, submitOnce } from '../../../worker/submissions.ts';
 import { updateLetter } from '../letters.repository.ts';
 import { legLetter, settleLeg } from './legs.ts';
@@ -23,7 +23,7 @@ async function runRefund(ctx: OperationContext, row: TransactionRow): Promise<vo
   const { receipt, verified } = await settleLeg(ctx, row, submission, {
     letterId: vaultId,
     leg: 'refund',
-    expectedAmount: BigInt(row.amount),
+    expectedAmount: amountOf(row),
     gasTxHash: null,
   });
   await transition(db, row.id, ['QUEUED', 'PENDING'], {

@@ -4,7 +4,7 @@ import type { TransactionRow } from '../../../db/schema/index.ts';
 import type { Operation, OperationContext } from '../../../deps.ts';
 import { GAS_DECIMALS, parseAmount, STABLE_DECIMALS } from '../../../lib/money.ts';
 import { transition } from '../../../worker/outbox.repository.ts';
-import { blockFields, fail, withMetadata } from '../../../worker/steps.ts';
+import { amountOf, blockFields, fail, withMetadata } from '../../../worker/steps.ts';
 import { settle, submitOnce } from '../../../worker/submissions.ts';
 import { lockUser } from '../../accounts/accounts.repository.ts';
 import { transactionWallet } from '../../wallets/wallets.service.ts';
@@ -19,7 +19,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  */
 async function runFund(ctx: OperationContext, row: TransactionRow): Promise<void> {
   const { db } = ctx.deps.database;
-  const amount = BigInt(row.amount);
+  const amount = amountOf(row);
   if (row.status === 'QUEUED' && row.step === 'start') {
     // The cap check and the row's admission happen under the account's lock, so two workers cannot both admit.
     const admitted = await db.transaction(async (tx) => {

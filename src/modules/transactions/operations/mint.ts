@@ -4,7 +4,7 @@ import { encodeApprove, encodeWrap, getStablecoinBalance } from '../../../adapte
 import type { TransactionRow } from '../../../db/schema/index.ts';
 import type { Operation, OperationContext } from '../../../deps.ts';
 import { transition } from '../../../worker/outbox.repository.ts';
-import { blockFields, markSubmitted } from '../../../worker/steps.ts';
+import { amountOf, blockFields, markSubmitted } from '../../../worker/steps.ts';
 import { findSubmission } from '../../../worker/submissions.repository.ts';
 import { PreflightError, RevertedError, settle, submitOnce } from '../../../worker/submissions.ts';
 import { spendingWallet } from '../../wallets/wallets.service.ts';
@@ -18,7 +18,7 @@ const APPROVE_GAS = 100_000n;
 async function runMint(ctx: OperationContext, row: TransactionRow): Promise<void> {
   const { db } = ctx.deps.database;
   const { wallet, key, gasTxHash } = await spendingWallet(ctx, row);
-  const amount = BigInt(row.amount);
+  const amount = amountOf(row);
   // Checked only before the wrap is signed: once it is (and maybe mined, before a crash kept the row at 'start'),
   // the balance it spent is gone, and refusing here would retry the row forever.
   const wrapSigned = await findSubmission(db, row.id, 'wrap');

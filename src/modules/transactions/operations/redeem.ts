@@ -7,7 +7,14 @@ import {
 import type { TransactionRow } from '../../../db/schema/index.ts';
 import type { Operation, OperationContext } from '../../../deps.ts';
 import { transition } from '../../../worker/outbox.repository.ts';
-import { blockFields, ensureGas, fail, markSubmitted, withMetadata } from '../../../worker/steps.ts';
+import {
+  amountOf,
+  blockFields,
+  ensureGas,
+  fail,
+  markSubmitted,
+  withMetadata,
+} from '../../../worker/steps.ts';
 import { findSubmission } from '../../../worker/submissions.repository.ts';
 import { RevertedError, settle, submitOnce } from '../../../worker/submissions.ts';
 import { openWalletKey } from '../../wallets/custody.ts';
@@ -29,7 +36,7 @@ async function runRedeem(ctx: OperationContext, row: TransactionRow): Promise<vo
       const encrypted = await ctx.network.rail.encryptAmount({
         contract: token,
         caller: wallet.address,
-        amount: BigInt(row.amount),
+        amount: amountOf(row),
       });
       return {
         to: token,

@@ -5,10 +5,17 @@ import {
 } from '../../../adapters/confidential/helpers.ts';
 import type { TransactionRow } from '../../../db/schema/index.ts';
 import type { Operation, OperationContext } from '../../../deps.ts';
-import { transition } from '../../../worker/outbox.repository.ts';
-import { blockFields, fail, markSubmitted, recipientOf } from '../../../worker/steps.ts';
+import { findTransactionById, transition } from '../../../worker/outbox.repository.ts';
+import { amountOf, blockFields, fail, markSubmitted, recipientOf } from '../../../worker/steps.ts';
 import { settle, submitOnce } from '../../../worker/submissions.ts';
 import { spendingWallet } from '../../wallets/wallets.service.ts';
+import {
+  canJoinTransferBatch,
+  driveBatch,
+  drivesItsBatch,
+  resumeOperatorGrant,
+  runTransferBatch,
+} from './transfer-batch.ts';
 
 /**
  * A confidential transfer measured ~408k gas. Estimating it runs the whole FHE transfer on the EVM a second time,
@@ -17,10 +24,22 @@ import { spendingWallet } from '../../wallets/wallets.service.ts';
 const CONFIDENTIAL_TRANSFER_GAS = 800_000n;
 
 /** cSTABLE to an address, the amount encrypted; verified by decrypting what the receipt says moved. */
-async function runTransfer(ctx: OperationContext, row: TransactionRow): Promise<void> {
+async function runTransfer(ctx: OperationContext, claimed: TransactionRow): Promise<void> {
   const { db } = ctx.deps.database;
+  let row = claimed;
+  if (row.batchId) {
+    // A leg of a batch, resumed after a crash or a fault: the batch is driven from its first leg; the others wait.
+    if (!(await drivesItsBatch(ctx, row))) {
+      throw new Error(`transfer ${row.id} waits for its batch, driven from its first leg ${row.batchId}`);
+    }
+    if ((await driveBatch(ctx, row.batchId)) === 'settled') return;
+    const requeued = await findTransactionById(db, row.id);
+    if (requeued?.status !== 'QUEUED') return;
+    row = requeued;
+  }
+  await resumeOperatorGrant(ctx, row);
   const { wallet, key, gasTxHash } = await spendingWallet(ctx, row);
-  const amount = BigInt(row.amount);
+  const amount = amountOf(row);
   const to = recipientOf(row);
   const token = ctx.network.contracts.confidentialToken;
   const submission = await submitOnce(ctx, row, 'transfer', key, async () => {
@@ -63,4 +82,5 @@ export const transfer: Operation = {
   token: CONFIDENTIAL_TOKEN_SYMBOL,
   failureCode: 'transfer_failed',
   run: runTransfer,
+  batch: { canJoin: canJoinTransferBatch, run: runTransferBatch },
 };

@@ -15,7 +15,7 @@ const POLL_MS = 10_000;
 export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
   await ctx.reloadWallets().catch(() => {});
   let page = 1;
-  let letters: Page<Letter> = { items: [], page: 1, pageSize: PAGE_SIZE, total: 0 };
+  let letters: Page<Letter> = { items: [], page: 1, pageSize: PAGE_SIZE, total: 0, nextCursor: null };
   const cards = new Map<string, { json: string; element: HTMLElement }>();
   const element = h('div', { class: 'letter-list' });
 

@@ -2,7 +2,6 @@
 
 import { del, get, post } from '../../api.ts';
 import {
-  copyButton,
   field,
   formatDate,
   formatTime,
@@ -13,10 +12,10 @@ import {
   showError,
   showInfo,
   statusArea,
-  uid,
 } from '../../dom.ts';
 import { plainError } from '../../errors.ts';
 import type { ApiKeyRecord } from '../../types.ts';
+import { showSecretOnce } from './shown-once.ts';
 
 export function apiKeys(): HTMLElement {
   const list = h('div');
@@ -105,33 +104,16 @@ export function apiKeys(): HTMLElement {
       ...(days ? { expiresInDays: days } : {}),
     });
     form.reset();
-    const headingId = uid('h');
-    const panel = h(
-      'div',
-      { class: 'created', role: 'region', 'aria-labelledby': headingId, tabindex: -1 },
-      h('h3', { id: headingId }, `New key “${data.key.name}”`),
-      h('p', null, h('strong', null, 'Copy it now: it is shown only once and cannot be recovered.')),
-      h(
-        'p',
-        null,
-        h('code', { class: 'secret-key' }, data.plaintext),
-        ' ',
-        copyButton(data.plaintext, 'Copy key'),
-      ),
-      h(
-        'p',
-        { class: 'muted' },
-        'Send it as “Authorization: Bearer <key>”. Keys can move funds but cannot manage keys, passwords or 2FA.',
-      ),
+    showSecretOnce(
+      created,
+      {
+        title: `New key “${data.key.name}”`,
+        value: data.plaintext,
+        copyLabel: 'Copy key',
+        note: 'Send it as “Authorization: Bearer <key>”. Keys can move funds but cannot manage keys, passwords or 2FA.',
+      },
+      name,
     );
-    const dismiss = h('button', { type: 'button', class: 'secondary small' }, 'I have saved it');
-    dismiss.addEventListener('click', () => {
-      replace(created);
-      name.focus();
-    });
-    panel.append(dismiss);
-    replace(created, panel);
-    panel.focus();
     await load();
   });
   void load().catch((error) => showError(status, plainError(error)));

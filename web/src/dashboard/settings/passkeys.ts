@@ -1,6 +1,6 @@
-/** The account's passkeys: the list, and registering one on this device. */
+/** The account's passkeys: the list (last use, rename, remove), and registering one on this device. */
 
-import { get, post } from '../../api.ts';
+import { del, get, patch, post } from '../../api.ts';
 import {
   field,
   formatDate,
@@ -29,20 +29,79 @@ export function passkeys(): HTMLElement {
         : h(
             'ul',
             { class: 'plain-list passkeys' },
-            passkeys.map((p) =>
-              h(
-                'li',
-                null,
-                h('strong', null, p.deviceName ?? 'Passkey'),
-                h(
-                  'span',
-                  { class: 'muted' },
-                  ` · added ${formatDate(p.createdAt)} · last used ${formatTime(p.lastUsedAt)}`,
-                ),
-              ),
-            ),
+            passkeys.map((p) => passkeyRow(p)),
           ),
     );
+  }
+  function passkeyRow(p: PasskeyRecord): HTMLElement {
+    const name = p.deviceName ?? 'Passkey';
+    const row = h('li');
+    const rename = h(
+      'button',
+      { type: 'button', class: 'secondary small', 'aria-label': `Rename passkey ${name}` },
+      'Rename',
+    );
+    const remove = h(
+      'button',
+      { type: 'button', class: 'danger small', 'aria-label': `Remove passkey ${name}` },
+      'Remove',
+    );
+    const show = () =>
+      replace(
+        row,
+        h('strong', null, name),
+        h(
+          'span',
+          { class: 'muted' },
+          ` · added ${formatDate(p.createdAt)} · last used ${formatTime(p.lastUsedAt)} `,
+        ),
+        rename,
+        ' ',
+        remove,
+      );
+    rename.addEventListener('click', () => {
+      const input = h('input', { type: 'text', maxlength: 100, required: true, value: name });
+      const save = h('button', { type: 'submit', class: 'small' }, 'Save name');
+      const cancel = h('button', { type: 'button', class: 'secondary small' }, 'Cancel');
+      cancel.addEventListener('click', show);
+      const form = h(
+        'form',
+        { class: 'row', 'aria-label': `Rename passkey ${name}` },
+        field('New name', input),
+        save,
+        cancel,
+      );
+      onSubmit(form, save, status, async () => {
+        await patch('/me/passkeys/' + encodeURIComponent(p.id), { deviceName: input.value.trim() });
+        showInfo(status, 'Passkey renamed.');
+        await load();
+      });
+      replace(row, form);
+      input.select();
+    });
+    remove.addEventListener('click', () => {
+      const yes = h(
+        'button',
+        { type: 'button', class: 'danger small', 'aria-label': `Yes, remove passkey ${name}` },
+        'Yes, remove',
+      );
+      const no = h('button', { type: 'button', class: 'secondary small' }, 'Keep it');
+      no.addEventListener('click', show);
+      yes.addEventListener('click', async () => {
+        yes.disabled = true;
+        try {
+          await del('/me/passkeys/' + encodeURIComponent(p.id));
+          showInfo(status, `Passkey “${name}” removed: it can no longer log in.`);
+          await load();
+        } catch (error) {
+          showError(status, plainError(error));
+          yes.disabled = false;
+        }
+      });
+      replace(row, h('span', null, `Remove “${name}”? It stops logging in at once. `), yes, ' ', no);
+    });
+    show();
+    return row;
   }
   const deviceName = h('input', { type: 'text', maxlength: 100, value: 'This device' });
   const submit = h('button', { type: 'submit' }, 'Add a passkey');

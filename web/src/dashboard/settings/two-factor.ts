@@ -6,14 +6,16 @@ import { copyButton, field, h, replace, section, showError, showInfo, statusArea
 import { plainError } from '../../errors.ts';
 import { qrCanvas } from '../../qr.ts';
 import type { Ctx } from '../context.ts';
+import { recoveryCodesPanel, regenerateRecoveryCodes } from './recovery-codes.ts';
 
 export function twoFactor(ctx: Ctx): HTMLElement {
   const body = h('div', { class: 'stack' });
   const status = statusArea();
 
-  function enabledView(): void {
+  function enabledView(codes: string[] | null = null): void {
     const pw = h('input', { type: 'password', autocomplete: 'current-password', required: true });
-    const code = totpCodeInput();
+    // A recovery code is accepted too: a person who lost the device turns two-factor off with one.
+    const code = h('input', { type: 'text', autocomplete: 'one-time-code', maxlength: 32, required: true });
     const submit = h('button', { type: 'submit', class: 'danger' }, 'Turn off two-factor');
     const form = h(
       'form',
@@ -25,7 +27,7 @@ export function twoFactor(ctx: Ctx): HTMLElement {
         ' Logging in asks for a code from your app.',
       ),
       field('Password', pw),
-      field('Current 6-digit code', code),
+      field('Current 6-digit code or a recovery code', code),
       submit,
     );
     form.addEventListener('submit', async (event) => {
@@ -33,7 +35,7 @@ export function twoFactor(ctx: Ctx): HTMLElement {
       submit.disabled = true;
       try {
         await post('/me/totp/disable', { password: pw.value, code: code.value.trim() });
-        ctx.setUser({ ...ctx.user, totpEnabled: false });
+        ctx.setUser({ ...ctx.user, totpEnabled: false, recoveryCodesRemaining: 0 });
         disabledView();
         showInfo(status, 'Two-factor authentication is off.');
       } catch (error) {
@@ -41,7 +43,13 @@ export function twoFactor(ctx: Ctx): HTMLElement {
         submit.disabled = false;
       }
     });
-    replace(body, form);
+    const shown = h('div', null, codes ? recoveryCodesPanel(codes, ctx.user.email) : null);
+    replace(
+      body,
+      shown,
+      regenerateRecoveryCodes(ctx, (fresh) => replace(shown, recoveryCodesPanel(fresh, ctx.user.email))),
+      form,
+    );
   }
 
   function disabledView(): void {
@@ -81,9 +89,11 @@ export function twoFactor(ctx: Ctx): HTMLElement {
       event.preventDefault();
       submit.disabled = true;
       try {
-        await post('/me/totp/enable', { code: code.value.trim() });
-        ctx.setUser({ ...ctx.user, totpEnabled: true });
-        enabledView();
+        const { recoveryCodes } = await post<{ recoveryCodes: string[] }>('/me/totp/enable', {
+          code: code.value.trim(),
+        });
+        ctx.setUser({ ...ctx.user, totpEnabled: true, recoveryCodesRemaining: recoveryCodes.length });
+        enabledView(recoveryCodes);
         showInfo(status, 'Two-factor authentication is on.');
       } catch (error) {
         showError(status, plainError(error));

@@ -1,13 +1,15 @@
-/** Settings: profile, password, two-factor (TOTP), passkeys, API keys. */
+/** Settings: profile, password, two-factor (TOTP), passkeys, API keys, webhooks. */
 
 import { get, patch, post } from '../../api.ts';
 import { field, h, onSubmit, section, showError, showInfo, statusArea } from '../../dom.ts';
 import { plainError } from '../../errors.ts';
+import { newPasswordInput, PASSWORD_HINT } from '../../password.ts';
 import type { User } from '../../types.ts';
 import type { Ctx } from '../context.ts';
 import { apiKeys } from './api-keys.ts';
 import { passkeys } from './passkeys.ts';
 import { twoFactor } from './two-factor.ts';
+import { webhooks } from './webhooks.ts';
 
 function profile(ctx: Ctx): HTMLElement {
   const status = statusArea();
@@ -42,24 +44,14 @@ function profile(ctx: Ctx): HTMLElement {
 function password(ctx: Ctx): HTMLElement {
   const status = statusArea();
   const current = h('input', { type: 'password', autocomplete: 'current-password', required: true });
-  const next = h('input', {
-    type: 'password',
-    autocomplete: 'new-password',
-    required: true,
-    minlength: 10,
-    maxlength: 200,
-  });
+  const next = newPasswordInput();
   const again = h('input', { type: 'password', autocomplete: 'new-password', required: true });
   const submit = h('button', { type: 'submit' }, 'Change password');
   const form = h(
     'form',
     { class: 'stack', 'aria-label': 'Change password' },
     field('Current password', current),
-    field(
-      'New password',
-      next,
-      '10 to 200 characters, with an uppercase letter, a lowercase letter and a digit. Other sessions are signed out.',
-    ),
+    field('New password', next, `${PASSWORD_HINT} Other sessions are signed out.`),
     field('New password again', again),
     submit,
     status,
@@ -103,5 +95,6 @@ export async function settingsView(ctx: Ctx): Promise<HTMLElement> {
     h('div', { class: 'columns' }, profile(ctx), password(ctx)),
     h('div', { class: 'columns' }, twoFactor(ctx), passkeys()),
     apiKeys(),
+    webhooks(),
   );
 }

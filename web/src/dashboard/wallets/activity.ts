@@ -45,7 +45,13 @@ export function activityList(
   hooks: { alongside: () => Promise<void>; settled: (walletIds: Set<string>) => Promise<void> },
 ): Activity {
   const element = h('div', { class: 'activity' });
-  let transactions: Page<Transaction> = { items: [], page: 1, pageSize: PAGE_SIZE, total: 0 };
+  let transactions: Page<Transaction> = {
+    items: [],
+    page: 1,
+    pageSize: PAGE_SIZE,
+    total: 0,
+    nextCursor: null,
+  };
   let page = 1;
   let polledAt = 0;
 
@@ -80,13 +86,30 @@ export function activityList(
     );
     receipt?.addEventListener('click', () => void downloadReceipt(tx, receipt));
     const hash = txLink(tx.txHash, tx.explorerUrl, '—');
-    const party = tx.counterparty ?? (tx.toAddress ? shortHex(tx.toAddress, 4) : null);
+    const incoming = tx.direction === 'in';
+    // The counterparty is an address (money received from it) or a label (`Sandbox faucet`, a letter's leg).
+    const named = (value: string | null) =>
+      value && /^0x[0-9a-fA-F]{40}$/.test(value) ? shortHex(value, 4) : value;
+    const party = incoming
+      ? named(tx.counterparty ?? tx.fromAddress)
+      : (tx.counterparty ?? (tx.toAddress ? shortHex(tx.toAddress, 4) : null));
+    // A confidential amount received by an external wallet: only that wallet's key can read it.
+    const amount = tx.amount === null ? 'encrypted' : formatAmount(tx.amount);
     return h(
       'tr',
-      { 'data-tx-id': tx.id, 'data-status': tx.status },
+      { 'data-tx-id': tx.id, 'data-status': tx.status, 'data-direction': tx.direction },
       h('td', { 'data-label': 'When' }, formatTime(tx.createdAt)),
-      h('td', { 'data-label': 'Type' }, tx.type),
-      h('td', { 'data-label': 'Amount', class: 'num' }, `${formatAmount(tx.amount)} ${tx.token}`),
+      h(
+        'td',
+        { 'data-label': 'Type' },
+        h(
+          'span',
+          { class: `direction ${tx.direction}`, title: incoming ? 'Received' : 'Sent' },
+          incoming ? '↓ in ' : '↑ out ',
+        ),
+        tx.type,
+      ),
+      h('td', { 'data-label': 'Amount', class: 'num' }, `${amount} ${tx.token}`),
       h(
         'td',
         { 'data-label': 'Status' },
@@ -99,7 +122,7 @@ export function activityList(
         'td',
         { 'data-label': 'Wallet' },
         walletName(ctx, tx.walletId),
-        party ? h('span', { class: 'muted' }, ` → ${party}`) : null,
+        party ? h('span', { class: 'muted' }, incoming ? ` ← from ${party}` : ` → ${party}`) : null,
       ),
       h('td', { 'data-label': 'Hash' }, hash),
       h('td', { 'data-label': 'Receipt' }, receipt ?? '—'),

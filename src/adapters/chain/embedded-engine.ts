@@ -1,0 +1,117 @@
+/**
+ * The EVM under the embedded network: anvil in a child process, started on its newest usable snapshot, or EDR in
+ * this process for data directories made before anvil (see embedded.ts).
+ */
+
+import path from 'node:path';
+import type { Address } from 'viem';
+import { type AnvilProcess, startAnvil } from './anvil.ts';
+import { createEdrProvider } from './edr.ts';
+import { type Eip1193, EMBEDDED_BLOCK_GAS_LIMIT, EMBEDDED_CHAIN_ID, INITIAL_BASE_FEE } from './evm.ts';
+import { journalHolds } from './journal.ts';
+import { JournaledChain } from './journaled-chain.ts';
+import { type ChainSnapshot, listSnapshots, readSnapshot, removeTornSnapshotWrites } from './snapshot.ts';
+
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+/** Gas currency given to the operator at genesis (it funds custodial wallets' gas from there). */
+export const OPERATOR_GENESIS_BALANCE = 10n ** 9n * 10n ** 18n;
+
+/** What an engine needs of the data directory's persisted state to start the same genesis again. */
+export interface EngineGenesis {
+  genesisTimestamp: number;
+  operatorAddress: Address;
+}
+
+export interface Engine {
+  /** The journaled front of the EVM, its state loaded from `snapshot` when there is one. */
+  chain: JournaledChain;
+  /** The anvil process (null on EDR, which runs in this process and cannot save its state). */
+  anvil: AnvilProcess | null;
+  snapshot: ChainSnapshot | null;
+}
+
+interface LatestBlock {
+  number: string;
+  hash: string;
+}
+
+export async function latestBlock(evm: Eip1193): Promise<{ number: number; hash: string }> {
+  const block = (await evm.request({
+    method: 'eth_getBlockByNumber',
+    params: ['latest', false],
+  })) as LatestBlock;
+  return { number: Number(BigInt(block.number)), hash: block.hash };
+}
+
+/**
+ * Starts anvil on the newest snapshot that is whole, matches the journal and loads to the block it was taken at;
+ * on a fresh genesis when there is none (the whole journal is then replayed).
+ */
+export async function startAnvilEngine(
+  dir: string,
+  state: EngineGenesis,
+  journalFile: string,
+  logger: Logger,
+  onExit: (reason: string) => void,
+): Promise<Engine> {
+  const snapshotsDir = path.join(dir, 'snapshots');
+  removeTornSnapshotWrites(snapshotsDir);
+  const start = () =>
+    startAnvil({
+      genesisTimestamp: state.genesisTimestamp,
+      chainId: EMBEDDED_CHAIN_ID,
+      blockGasLimit: EMBEDDED_BLOCK_GAS_LIMIT,
+      baseFeePerGas: INITIAL_BASE_FEE,
+      onExit,
+    });
+  for (const candidate of listSnapshots(snapshotsDir)) {
+    const name = path.basename(candidate.file);
+    let snapshot: ChainSnapshot;
+    try {
+      snapshot = readSnapshot(candidate.file);
+    } catch (error) {
+      logger.warn(`chain snapshot ${name} not used: ${(error as Error).message}`);
+      continue;
+    }
+    if (!journalHolds(journalFile, snapshot.journal)) {
+      logger.warn(`chain snapshot ${name} not used: the journal does not hold the entries it covers`);
+      continue;
+    }
+    const anvil = await start();
+    try {
+      await anvil.loadState(snapshot.chain);
+      const head = await latestBlock(anvil);
+      if (head.number !== snapshot.head.number || head.hash !== snapshot.head.hash) {
+        throw new Error(
+          `it loads to block ${head.number} (${head.hash}), it was taken at block ${snapshot.head.number} (${snapshot.head.hash})`,
+        );
+      }
+      const chain = new JournaledChain(anvil, { clockOffset: snapshot.clockOffset });
+      await chain.init();
+      await chain.restoreExtras(snapshot.node);
+      return { chain, anvil, snapshot };
+    } catch (error) {
+      await anvil.close();
+      logger.warn(`chain snapshot ${name} not used: ${(error as Error).message}`);
+    }
+  }
+  const anvil = await start();
+  const chain = new JournaledChain(anvil);
+  await chain.init();
+  return { chain, anvil, snapshot: null };
+}
+
+export async function startEdrEngine(state: EngineGenesis): Promise<Engine> {
+  const edr = await createEdrProvider({
+    genesisTimestamp: BigInt(state.genesisTimestamp),
+    fundedAccounts: [{ address: state.operatorAddress, balance: OPERATOR_GENESIS_BALANCE }],
+  });
+  const chain = new JournaledChain(edr);
+  await chain.init();
+  return { chain, anvil: null, snapshot: null };
+}

@@ -1,0 +1,220 @@
+import { eq } from 'drizzle-orm';
+import { type Address, createWalletClient, custom, erc20Abi, getAddress } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Caller,
+  createTestContext,
+  signup,
+  type TestContext,
+  waitForStatus,
+} from '../../../test/harness.ts';
+import { type WalletRow, wallets } from '../../db/schema/index.ts';
+import { openWalletKey } from '../wallets/custody.ts';
+import { followOnce, startFollower } from './follower.service.ts';
+import { readCursor } from './incoming.repository.ts';
+
+let ctx: TestContext;
+let alice: Caller;
+let bob: Caller;
+let carol: Caller;
+let aliceWallet: { id: string; address: Address };
+let bobWallet: { id: string; address: Address };
+let carolExternal: { id: string; address: Address };
+let stopFollower: () => Promise<void>;
+const silent = { info: () => {}, warn: () => {}, error: () => {} };
+
+async function post(caller: Caller, url: string, payload: object) {
+  return ctx.app.inject({ method: 'POST', url: `/api/v1${url}`, headers: caller.headers, payload });
+}
+
+async function settledPost(caller: Caller, url: string, payload: object) {
+  const response = await post(caller, url, payload);
+  expect(response.statusCode).toBe(201);
+  return waitForStatus(ctx.app, caller.headers, response.json().data.transaction.id);
+}
+
+async function list(caller: Caller, query = '') {
+  const response = await ctx.app.inject({
+    url: `/api/v1/transactions?pageSize=100${query}`,
+    headers: caller.headers,
+  });
+  expect(response.statusCode).toBe(200);
+  return response.json().data.items as Array<Record<string, unknown>>;
+}
+
+/** Waits until the follower has read the chain up to its head. */
+async function caughtUp() {
+  const network = ctx.deps.network;
+  if (!network) throw new Error('no chain');
+  const head = await network.publicClient.getBlockNumber({ cacheTime: 0 });
+  for (let i = 0; i < 400; i++) {
+    const cursor = await readCursor(ctx.deps.database.db, network.chainId);
+    if (cursor !== null && cursor >= head) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error('the follower did not catch up');
+}
+
+beforeAll(async () => {
+  ctx = await createTestContext({
+    worker: true,
+    env: {
+      RATE_LIMIT_READS_PER_MINUTE: '100000',
+      RATE_LIMIT_WRITES_PER_MINUTE: '100000',
+      FOLLOWER_POLL_MS: '20',
+    },
+  });
+  stopFollower = startFollower(ctx.deps, silent);
+  [alice, bob, carol] = [await signup(ctx.app), await signup(ctx.app), await signup(ctx.app)];
+  aliceWallet = (await post(alice, '/wallets', { type: 'CUSTODIAL' })).json().data.wallet;
+  bobWallet = (await post(bob, '/wallets', { type: 'CUSTODIAL' })).json().data.wallet;
+  const external = privateKeyToAccount(`0x${'42'.repeat(32)}`).address;
+  carolExternal = (await post(carol, '/wallets', { type: 'EXTERNAL', address: external })).json().data.wallet;
+  await settledPost(alice, '/fund', { walletId: aliceWallet.id, amount: '300' });
+  await settledPost(alice, '/mint', { walletId: aliceWallet.id, amount: '200' });
+});
+afterAll(async () => {
+  await stopFollower?.();
+  await ctx?.close();
+});
+
+describe('money received', () => {
+  it('shows a transfer as out for the sender and in for the recipient, once each', async () => {
+    const sent = await settledPost(alice, '/transfer', {
+      walletId: aliceWallet.id,
+      to: bobWallet.address,
+      amount: '25',
+    });
+    expect(sent).toMatchObject({ type: 'TRANSFER', direction: 'out', status: 'CONFIRMED' });
+    await caughtUp();
+    const bobs = await list(bob);
+    expect(bobs).toHaveLength(1);
+    expect(bobs[0]).toMatchObject({
+      type: 'TRANSFER',
+      direction: 'in',
+      status: 'CONFIRMED',
+      amount: '25.00',
+      token: 'cSTABLE',
+      walletId: bobWallet.id,
+      counterparty: getAddress(aliceWallet.address),
+      fromAddress: getAddress(aliceWallet.address),
+      toAddress: getAddress(bobWallet.address),
+      txHash: sent.txHash,
+    });
+    expect(bobs[0]?.blockNumber).toEqual(expect.any(Number));
+    expect(bobs[0]?.logIndex).toEqual(expect.any(Number));
+    // The sender's own operations (fund, mint, transfer) are each one row, none duplicated as received.
+    const alices = await list(alice);
+    expect(alices.map((row) => `${row.type}:${row.direction}`).sort()).toEqual([
+      'FUND:out',
+      'MINT:out',
+      'TRANSFER:out',
+    ]);
+    expect((await list(bob, '&direction=out')).length).toBe(0);
+    expect((await list(bob, '&direction=in')).length).toBe(1);
+  });
+
+  it('records money received by an external wallet with the amount unknown (null)', async () => {
+    const sent = await settledPost(alice, '/transfer', {
+      walletId: aliceWallet.id,
+      to: carolExternal.address,
+      amount: '7',
+    });
+    await caughtUp();
+    const carols = await list(carol);
+    expect(carols).toHaveLength(1);
+    expect(carols[0]).toMatchObject({
+      type: 'TRANSFER',
+      direction: 'in',
+      amount: null,
+      walletId: carolExternal.id,
+      txHash: sent.txHash,
+      counterparty: getAddress(aliceWallet.address),
+    });
+  });
+
+  it('records nothing for a transfer that moved an encrypted zero (the sender could not cover it)', async () => {
+    const failed = await settledPost(alice, '/transfer', {
+      walletId: aliceWallet.id,
+      to: bobWallet.address,
+      amount: '9999',
+    });
+    expect(failed.status).toBe('FAILED');
+    await caughtUp();
+    expect(await list(bob)).toHaveLength(1);
+  });
+
+  it('reads the same blocks again after a stop without recording anything twice', async () => {
+    await stopFollower();
+    const network = ctx.deps.network;
+    if (!network) throw new Error('no chain');
+    const sent = await settledPost(alice, '/transfer', {
+      walletId: aliceWallet.id,
+      to: bobWallet.address,
+      amount: '1.5',
+    });
+    // A round cut short before its commit leaves the cursor behind: the next rounds read the blocks again.
+    const cursor = await readCursor(ctx.deps.database.db, network.chainId);
+    await Promise.all([followOnce(ctx.deps, network), followOnce(ctx.deps, network)]);
+    stopFollower = startFollower(ctx.deps, silent);
+    await caughtUp();
+    expect(await readCursor(ctx.deps.database.db, network.chainId)).toBeGreaterThan(cursor ?? 0n);
+    const received = (await list(bob)).filter((row) => row.txHash === sent.txHash);
+    expect(received).toHaveLength(1);
+    expect(received[0]).toMatchObject({ direction: 'in', amount: '1.50' });
+  });
+
+  it('records a letter claim once, as money received by the claimant', async () => {
+    const created = await post(alice, '/transfer/letter', {
+      walletId: aliceWallet.id,
+      amount: '3',
+      recipient: {
+        name: 'Bob',
+        address: { line1: '1 Main St', city: 'Springfield', region: 'IL', country: 'US' },
+      },
+    });
+    expect(created.statusCode).toBe(201);
+    const claim = await post(bob, '/transfer/letter/claim', {
+      claimCode: created.json().data.letter.claimCode,
+      walletId: bobWallet.id,
+    });
+    expect(claim.statusCode).toBe(200);
+    await caughtUp();
+    const claims = (await list(bob)).filter((row) => row.type === 'LETTER_CLAIM');
+    expect(claims).toHaveLength(1);
+    expect(claims[0]).toMatchObject({ direction: 'in', amount: '3.00' });
+    expect((await list(bob)).filter((row) => row.txHash === claims[0]?.txHash)).toHaveLength(1);
+  });
+
+  it('records a public STABLE transfer into a wallet, amount in clear, for any sender', async () => {
+    // Sent with Alice's key straight to the chain (a wallet app would), not through the service. Last in the file:
+    // the service's own nonce counter for Alice does not know of it.
+    const network = ctx.deps.network;
+    if (!network) throw new Error('no chain');
+    const [row] = await ctx.deps.database.db.select().from(wallets).where(eq(wallets.id, aliceWallet.id));
+    const account = privateKeyToAccount(openWalletKey(ctx.deps.keyring, row as WalletRow));
+    const signer = createWalletClient({
+      account,
+      chain: network.chain,
+      transport: custom({ request: (args) => (network.rpc as NonNullable<typeof network.rpc>)(args) }),
+    });
+    const hash = await signer.writeContract({
+      address: network.contracts.stablecoin,
+      abi: erc20Abi,
+      functionName: 'transfer',
+      args: [carolExternal.address, 4_250_000n],
+    });
+    await network.publicClient.waitForTransactionReceipt({ hash });
+    await caughtUp();
+    const received = (await list(carol)).filter((item) => item.txHash === hash);
+    expect(received).toHaveLength(1);
+    expect(received[0]).toMatchObject({
+      type: 'TRANSFER',
+      direction: 'in',
+      token: 'STABLE',
+      amount: '4.25',
+      counterparty: getAddress(aliceWallet.address),
+    });
+  });
+});

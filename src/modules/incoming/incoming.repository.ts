@@ -1,0 +1,87 @@
+import { and, eq, inArray, ne, sql } from 'drizzle-orm';
+import type { Address, Hex } from 'viem';
+import type { DbOrTx } from '../../db/client.ts';
+import {
+  chainCursors,
+  chainSubmissions,
+  transactions,
+  type WalletRow,
+  wallets,
+} from '../../db/schema/index.ts';
+import { BATCH_PURPOSE } from '../../worker/submissions.repository.ts';
+
+/** The last block whose logs the follower recorded on `chainId`; null before its first round. */
+export async function readCursor(db: DbOrTx, chainId: number): Promise<bigint | null> {
+  const [row] = await db.select().from(chainCursors).where(eq(chainCursors.chainId, chainId)).limit(1);
+  return row ? row.lastBlock : null;
+}
+
+/** Starts the cursor at `block` unless another follower started it first. */
+export async function startCursor(db: DbOrTx, chainId: number, block: bigint): Promise<void> {
+  await db.insert(chainCursors).values({ chainId, lastBlock: block }).onConflictDoNothing();
+}
+
+/**
+ * Moves the cursor from `from` to `to`, holding its row until the database transaction ends; false when another
+ * follower moved it first (its round recorded these blocks: this one must write nothing).
+ */
+export async function advanceCursor(db: DbOrTx, chainId: number, from: bigint, to: bigint): Promise<boolean> {
+  const [locked] = await db
+    .select({ lastBlock: chainCursors.lastBlock })
+    .from(chainCursors)
+    .where(eq(chainCursors.chainId, chainId))
+    .for('update');
+  if (!locked || locked.lastBlock !== from) return false;
+  await db
+    .update(chainCursors)
+    .set({ lastBlock: to, updatedAt: new Date() })
+    .where(eq(chainCursors.chainId, chainId));
+  return true;
+}
+
+/** The wallets (of any account) at these addresses. */
+export function walletsAt(db: DbOrTx, addresses: Address[]): Promise<WalletRow[]> {
+  if (addresses.length === 0) return Promise.resolve([]);
+  return db
+    .select()
+    .from(wallets)
+    .where(
+      inArray(
+        sql`lower(${wallets.address})`,
+        addresses.map((address) => address.toLowerCase()),
+      ),
+    );
+}
+
+/**
+ * What the service itself sent among these chain transactions: `own` holds `{txHash}:{walletId}` for each row it
+ * sent one for (a mint, a faucet payment, a redeem's payout, a letter's claim or refund already has its row
+ * there), `movedNothing` the hashes of rows that FAILED (a confidential transfer of an encrypted zero).
+ * A batch of transfers is stored under its first leg but carries every leg's transfer, each between two other
+ * wallets: it says nothing of the first leg's wallet as a recipient, so it is left out of both.
+ */
+export async function sentByService(
+  db: DbOrTx,
+  txHashes: Hex[],
+): Promise<{ own: Set<string>; movedNothing: Set<string> }> {
+  if (txHashes.length === 0) return { own: new Set(), movedNothing: new Set() };
+  const found = await db
+    .select({ txHash: chainSubmissions.txHash, walletId: transactions.walletId, status: transactions.status })
+    .from(chainSubmissions)
+    .innerJoin(transactions, eq(transactions.id, chainSubmissions.transactionId))
+    .where(
+      and(
+        inArray(
+          sql`lower(${chainSubmissions.txHash})`,
+          txHashes.map((hash) => hash.toLowerCase()),
+        ),
+        ne(chainSubmissions.purpose, BATCH_PURPOSE),
+      ),
+    );
+  return {
+    own: new Set(found.map((row) => `${row.txHash.toLowerCase()}:${row.walletId}`)),
+    movedNothing: new Set(
+      found.filter((row) => row.status === 'FAILED').map((row) => row.txHash.toLowerCase()),
+    ),
+  };
+}

@@ -1,0 +1,333 @@
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  apiKeyOf,
+  type Caller,
+  createTestContext,
+  errorOf,
+  signup,
+  type TestContext,
+} from '../../../test/harness.ts';
+import { emailOutbox, passwordResets } from '../../db/schema/index.ts';
+import { sha256Hex } from '../../lib/secrets.ts';
+import { runAccountsCommand } from '../accounts/accounts.cli.ts';
+import { deliverDueEmails } from '../notifications/notifications.service.ts';
+import { totpCode } from '../security/testkit.ts';
+import { FORGOT_ANSWER_FLOOR_MS, RESETS_PER_ADDRESS_PER_HOUR } from './password-reset.service.ts';
+
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(() => ctx.close());
+
+const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+const NEW_PASSWORD = 'Brand-New-Password-7';
+let ipCounter = 0;
+function freshIp(): string {
+  ipCounter += 1;
+  return `192.0.2.${ipCounter}`;
+}
+
+function post(url: string, payload: Record<string, unknown> | undefined, headers = {}, ip = freshIp()) {
+  return ctx.app.inject({
+    method: 'POST',
+    url: `/api/v1${url}`,
+    headers,
+    ...(payload === undefined ? {} : { payload }),
+    remoteAddress: ip,
+  });
+}
+
+interface MailboxMessage {
+  id: string;
+  to: string;
+  subject: string;
+  text: string;
+  html: string | null;
+}
+
+/** Sends what the outbox holds (the worker's job), then reads the local mailbox for `to`. */
+async function inbox(to: string): Promise<MailboxMessage[]> {
+  await deliverDueEmails(ctx.deps, quiet);
+  const response = await ctx.app.inject({ url: `/api/v1/sandbox/mailbox?to=${encodeURIComponent(to)}` });
+  expect(response.statusCode).toBe(200);
+  return response.json().data.messages;
+}
+
+function tokenOf(message: MailboxMessage): string {
+  const match = /#\/reset-password\?token=([A-Za-z0-9_%-]+)/.exec(message.text);
+  if (!match) throw new Error(`no reset link in ${message.text}`);
+  return decodeURIComponent(match[1] as string);
+}
+
+async function resetToken(caller: Caller): Promise<string> {
+  expect((await post('/auth/password/forgot', { email: caller.email })).statusCode).toBe(202);
+  const [message] = (await inbox(caller.email)).filter((m) => m.subject === 'Reset your sealpay password');
+  if (!message) throw new Error('no reset email');
+  return tokenOf(message);
+}
+
+describe('POST /auth/password/forgot', () => {
+  it('answers 202 {accepted: true} alike for an account, an unknown address and a disabled account', async () => {
+    const caller = await signup(ctx.app);
+    const disabled = await signup(ctx.app);
+    await runAccountsCommand(ctx.deps, 'disable', { email: disabled.email });
+    const answers = [];
+    for (const email of [
+      caller.email,
+      'nobody-here@example.com',
+      disabled.email,
+      caller.email.toUpperCase(),
+    ]) {
+      const started = performance.now();
+      const response = await post('/auth/password/forgot', { email });
+      answers.push({ status: response.statusCode, body: response.body, ms: performance.now() - started });
+    }
+    expect(new Set(answers.map((a) => `${a.status} ${a.body}`))).toEqual(
+      new Set(['202 {"ok":true,"data":{"accepted":true}}']),
+    );
+    for (const answer of answers) expect(answer.ms).toBeGreaterThanOrEqual(FORGOT_ANSWER_FLOOR_MS - 5);
+    expect(await inbox('nobody-here@example.com')).toEqual([]);
+    expect(await inbox(disabled.email)).toEqual([]);
+    // Two links for the account (the address is matched without regard to case).
+    expect(await inbox(caller.email)).toHaveLength(2);
+  });
+
+  it('emails a link to the web app with a 43-character token kept only as its SHA-256', async () => {
+    const caller = await signup(ctx.app);
+    const token = await resetToken(caller);
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const [message] = await inbox(caller.email);
+    expect(message?.text).toContain(`${ctx.deps.config.publicOrigin}/#/reset-password?token=`);
+    expect(message?.html).toContain('Choose a new password');
+    const rows = await ctx.deps.database.db
+      .select()
+      .from(passwordResets)
+      .where(eq(passwordResets.userId, caller.userId));
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.tokenHash).toBe(sha256Hex(token));
+    expect(JSON.stringify(rows)).not.toContain(token);
+    // The queued message was sealed, and blanked once sent.
+    const outbox = await ctx.deps.database.db
+      .select()
+      .from(emailOutbox)
+      .where(eq(emailOutbox.userId, caller.userId));
+    expect(outbox.every((row) => row.sentAt !== null && row.messageSealed === null)).toBe(true);
+    expect(JSON.stringify(outbox)).not.toContain(token);
+  });
+
+  it('holds the link in the outbox sealed until the worker sends it', async () => {
+    const caller = await signup(ctx.app);
+    await post('/auth/password/forgot', { email: caller.email });
+    const [row] = await ctx.deps.database.db
+      .select()
+      .from(emailOutbox)
+      .where(eq(emailOutbox.userId, caller.userId));
+    expect(row?.kind).toBe('password_reset');
+    expect(row?.sentAt).toBeNull();
+    expect(row?.messageSealed).toMatch(/^v1\./);
+    expect(row?.messageSealed).not.toContain('reset-password');
+  });
+
+  it('limits each IP (429 rate_limited) and each address (past 3 an hour: the same answer, no email)', async () => {
+    const ip = freshIp();
+    let last = await post('/auth/password/forgot', { email: 'a@example.com' }, {}, ip);
+    for (let i = 1; i < ctx.deps.config.rateLimits.passwordResetRequestsPerHour; i++) {
+      last = await post('/auth/password/forgot', { email: `a${i}@example.com` }, {}, ip);
+    }
+    expect(last.statusCode).toBe(202);
+    const refused = await post('/auth/password/forgot', { email: 'b@example.com' }, {}, ip);
+    expect(errorOf(refused)).toMatchObject({ status: 429, code: 'rate_limited' });
+    expect(refused.headers['retry-after']).toBeDefined();
+
+    const caller = await signup(ctx.app);
+    for (let i = 0; i < RESETS_PER_ADDRESS_PER_HOUR + 2; i++) {
+      expect((await post('/auth/password/forgot', { email: caller.email })).statusCode).toBe(202);
+    }
+    expect(await inbox(caller.email)).toHaveLength(RESETS_PER_ADDRESS_PER_HOUR);
+  });
+
+  it('validates the body (400 validation_error)', async () => {
+    for (const body of [{}, { email: '' }, { email: 42 }, { email: 'x'.repeat(300) }]) {
+      expect(errorOf(await post('/auth/password/forgot', body))).toMatchObject({
+        status: 400,
+        code: 'validation_error',
+      });
+    }
+  });
+});
+
+describe('POST /auth/password/reset', () => {
+  it('sets the new password, ends every session, works once, and tells the account', async () => {
+    const caller = await signup(ctx.app);
+    const key = await apiKeyOf(ctx.app, caller);
+    const token = await resetToken(caller);
+    const response = await post('/auth/password/reset', { token, newPassword: NEW_PASSWORD });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ ok: true, data: { passwordReset: true } });
+    expect(response.headers['set-cookie']).toBeUndefined();
+
+    const session = await ctx.app.inject({ url: '/api/v1/me', headers: caller.headers });
+    expect(errorOf(session)).toMatchObject({ status: 401, code: 'session_expired' });
+    // API keys are a separate credential: they stay (the notice tells the owner to review them).
+    expect((await ctx.app.inject({ url: '/api/v1/me', headers: key.headers })).statusCode).toBe(200);
+    const oldPassword = await post('/auth/login', { email: caller.email, password: caller.password });
+    expect(errorOf(oldPassword)).toMatchObject({ status: 401, code: 'invalid_credentials' });
+    const newPassword = await post('/auth/login', { email: caller.email, password: NEW_PASSWORD });
+    expect(newPassword.statusCode).toBe(200);
+
+    const again = await post('/auth/password/reset', { token, newPassword: 'Another-Password-8' });
+    expect(errorOf(again)).toMatchObject({ status: 400, code: 'invalid_reset_token' });
+    const subjects = (await inbox(caller.email)).map((m) => m.subject);
+    expect(subjects).toContain('Your sealpay password was changed');
+  });
+
+  it('one reset spends every other open link of the account', async () => {
+    const caller = await signup(ctx.app);
+    const first = await resetToken(caller);
+    const second = await resetToken(caller);
+    expect(
+      (await post('/auth/password/reset', { token: second, newPassword: NEW_PASSWORD })).statusCode,
+    ).toBe(200);
+    expect(
+      errorOf(await post('/auth/password/reset', { token: first, newPassword: NEW_PASSWORD })),
+    ).toMatchObject({
+      code: 'invalid_reset_token',
+    });
+  });
+
+  it('works once under concurrency: of eight resets racing with one token, one succeeds', async () => {
+    const caller = await signup(ctx.app);
+    const token = await resetToken(caller);
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        post('/auth/password/reset', { token, newPassword: `Racing-Password-${i}x` }),
+      ),
+    );
+    expect(answers.filter((a) => a.statusCode === 200)).toHaveLength(1);
+    for (const answer of answers.filter((a) => a.statusCode !== 200)) {
+      expect(errorOf(answer)).toMatchObject({ status: 400, code: 'invalid_reset_token' });
+    }
+  });
+
+  it('expires after 30 minutes', async () => {
+    const caller = await signup(ctx.app);
+    const token = await resetToken(caller);
+    ctx.clock.advance(30 * 60_000 + 1);
+    expect(errorOf(await post('/auth/password/reset', { token, newPassword: NEW_PASSWORD }))).toMatchObject({
+      status: 400,
+      code: 'invalid_reset_token',
+    });
+    expect((await post('/auth/login', { email: caller.email, password: caller.password })).statusCode).toBe(
+      200,
+    );
+  });
+
+  it('applies the password policy (400 weak_password) without spending the token', async () => {
+    const caller = await signup(ctx.app);
+    const token = await resetToken(caller);
+    expect(errorOf(await post('/auth/password/reset', { token, newPassword: 'short' }))).toMatchObject({
+      status: 400,
+      code: 'weak_password',
+    });
+    expect((await post('/auth/password/reset', { token, newPassword: NEW_PASSWORD })).statusCode).toBe(200);
+  });
+
+  it('refuses unknown tokens and bad bodies', async () => {
+    expect(
+      errorOf(await post('/auth/password/reset', { token: 'x'.repeat(43), newPassword: NEW_PASSWORD })),
+    ).toMatchObject({
+      status: 400,
+      code: 'invalid_reset_token',
+    });
+    for (const body of [
+      {},
+      { token: 'x' },
+      { token: '', newPassword: NEW_PASSWORD },
+      { token: 7, newPassword: NEW_PASSWORD },
+    ]) {
+      expect(errorOf(await post('/auth/password/reset', body))).toMatchObject({
+        status: 400,
+        code: 'validation_error',
+      });
+    }
+  });
+
+  it('does not bypass TOTP: the next login still asks for the code', async () => {
+    const caller = await signup(ctx.app);
+    const setup = await post('/me/totp/setup', undefined, caller.headers);
+    const secret = setup.json().data.secret as string;
+    expect(
+      (await post('/me/totp/enable', { code: totpCode(secret, ctx.clock.now()) }, caller.headers)).statusCode,
+    ).toBe(200);
+    const token = await resetToken(caller);
+    expect((await post('/auth/password/reset', { token, newPassword: NEW_PASSWORD })).statusCode).toBe(200);
+    const login = await post('/auth/login', { email: caller.email, password: NEW_PASSWORD });
+    expect(login.statusCode).toBe(200);
+    expect(login.json().data).toMatchObject({ totpRequired: true });
+    expect(login.headers['set-cookie']).toBeUndefined();
+  });
+
+  it('is not blocked by the login lock-out, and lifts it for the IP it came from', async () => {
+    const caller = await signup(ctx.app);
+    const ip = freshIp();
+    for (let i = 0; i < ctx.deps.config.rateLimits.loginFailuresPer15Min; i++) {
+      await post('/auth/login', { email: caller.email, password: 'Wrong-Password-1' }, {}, ip);
+    }
+    const locked = await post('/auth/login', { email: caller.email, password: caller.password }, {}, ip);
+    expect(errorOf(locked)).toMatchObject({ status: 401, code: 'invalid_credentials' });
+    const token = await resetToken(caller);
+    expect(
+      (await post('/auth/password/reset', { token, newPassword: NEW_PASSWORD }, {}, ip)).statusCode,
+    ).toBe(200);
+    expect(
+      (await post('/auth/login', { email: caller.email, password: NEW_PASSWORD }, {}, ip)).statusCode,
+    ).toBe(200);
+  });
+});
+
+describe('security notices by email', () => {
+  it('a password change, a new API key, TOTP turned off and a new passkey each email the account', async () => {
+    const caller = await signup(ctx.app);
+    await apiKeyOf(ctx.app, caller, { name: 'billing server' });
+    const setup = await post('/me/totp/setup', undefined, caller.headers);
+    const secret = setup.json().data.secret as string;
+    const enable = await post('/me/totp/enable', { code: totpCode(secret, ctx.clock.now()) }, caller.headers);
+    const codes = enable.json().data.recoveryCodes as string[];
+    await post('/me/totp/disable', { password: caller.password, code: codes[0] as string }, caller.headers);
+    const change = await post(
+      '/me/password',
+      { currentPassword: caller.password, newPassword: NEW_PASSWORD },
+      caller.headers,
+    );
+    expect(change.statusCode).toBe(200);
+    const messages = await inbox(caller.email);
+    const subjects = messages.map((m) => m.subject).sort();
+    expect(subjects).toEqual([
+      'A new API key was created',
+      'Two-factor authentication was turned off',
+      'Your sealpay password was changed',
+    ]);
+    const keyNotice = messages.find((m) => m.subject === 'A new API key was created');
+    expect(keyNotice?.text).toContain('“billing server”');
+    expect(keyNotice?.text).toContain('reset your password');
+  });
+
+  it('a refused change sends nothing (the email is queued in its transaction)', async () => {
+    const caller = await signup(ctx.app);
+    const wrong = await post(
+      '/me/password',
+      { currentPassword: 'Wrong-Password-1', newPassword: NEW_PASSWORD },
+      caller.headers,
+    );
+    expect(wrong.statusCode).toBe(401);
+    const weak = await post(
+      '/me/password',
+      { currentPassword: caller.password, newPassword: 'weak' },
+      caller.headers,
+    );
+    expect(weak.statusCode).toBe(400);
+    expect(await inbox(caller.email)).toEqual([]);
+  });
+});

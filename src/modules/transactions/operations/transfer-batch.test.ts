@@ -1,0 +1,155 @@
+import { and, eq, inArray } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Caller,
+  createTestContext,
+  signup,
+  type TestContext,
+  waitForStatus,
+} from '../../../../test/harness.ts';
+import { decryptConfidentialBalance } from '../../../adapters/confidential/helpers.ts';
+import { chainSubmissions, transactions, wallets } from '../../../db/schema/index.ts';
+import { openWalletKey } from '../../wallets/custody.ts';
+
+let ctx: TestContext;
+let caller: Caller;
+
+beforeAll(async () => {
+  ctx = await createTestContext({
+    worker: true,
+    env: {
+      RATE_LIMIT_WRITES_PER_MINUTE: '100000',
+      RATE_LIMIT_READS_PER_MINUTE: '100000',
+      // Wide enough that every transfer of a test is queued before its first batch leaves, on a loaded machine.
+      WORKER_BATCH_WINDOW_MS: '1500',
+    },
+  });
+  caller = await signup(ctx.app);
+});
+afterAll(async () => {
+  await ctx.close();
+});
+
+async function post(url: string, payload: object) {
+  const response = await ctx.app.inject({
+    method: 'POST',
+    url: `/api/v1${url}`,
+    headers: caller.headers,
+    payload,
+  });
+  expect(response.statusCode, response.body).toBeLessThan(300);
+  return response.json().data;
+}
+
+async function custodialWallet(): Promise<{ id: string; address: string }> {
+  return (await post('/wallets', { type: 'CUSTODIAL' })).wallet;
+}
+
+async function fundConfidential(walletId: string, amount: string) {
+  await waitForStatus(ctx.app, caller.headers, (await post('/fund', { walletId, amount })).transaction.id);
+  await waitForStatus(ctx.app, caller.headers, (await post('/mint', { walletId, amount })).transaction.id);
+}
+
+async function metric(name: string): Promise<number> {
+  const text = (await ctx.app.inject({ url: '/metrics' })).body;
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
+
+/** The transaction rows of transfers as the API answered them, in the database. */
+function rowsOf(queued: { transaction: { id: string } }[]) {
+  return ctx.deps.database.db
+    .select()
+    .from(transactions)
+    .where(
+      inArray(
+        transactions.id,
+        queued.map((data) => data.transaction.id),
+      ),
+    );
+}
+
+/** The confidential balance the chain holds for a custodial wallet, decrypted with its own key. */
+async function chainBalance(walletId: string): Promise<bigint> {
+  const [wallet] = await ctx.deps.database.db.select().from(wallets).where(eq(wallets.id, walletId));
+  if (!wallet || !ctx.deps.network) throw new Error('no wallet or network');
+  return decryptConfidentialBalance(ctx.deps.network, openWalletKey(ctx.deps.keyring, wallet));
+}
+
+describe('confidential transfers in batches', () => {
+  it('64 transfers from 8 wallets settle with at most 8 input proofs, and the balances agree with the chain', async () => {
+    const senders = await Promise.all(Array.from({ length: 8 }, () => custodialWallet()));
+    const recipient = await custodialWallet();
+    for (const sender of senders) await fundConfidential(sender.id, '100');
+    const proofsBefore = await metric('sealpay_input_proofs_total');
+    const amountsBefore = await metric('sealpay_encrypted_amounts_total');
+
+    const queued = await Promise.all(
+      senders.flatMap((sender) =>
+        Array.from({ length: 8 }, (_, i) =>
+          post('/transfer', { walletId: sender.id, to: recipient.address, amount: `${i + 1}` }),
+        ),
+      ),
+    );
+    const done = await Promise.all(
+      queued.map((data) => waitForStatus(ctx.app, caller.headers, data.transaction.id, undefined, 120_000)),
+    );
+    expect(done.map((t) => t.status)).toEqual(Array(64).fill('CONFIRMED'));
+
+    const proofs = (await metric('sealpay_input_proofs_total')) - proofsBefore;
+    expect(proofs).toBeGreaterThan(0);
+    expect(proofs).toBeLessThanOrEqual(64 / 8);
+    expect((await metric('sealpay_encrypted_amounts_total')) - amountsBefore).toBe(64);
+    expect(await metric('sealpay_transfer_batch_size_count')).toBe(proofs);
+
+    // Every leg is its own row, with the hash of the batch that carried it; a batch's transaction is signed once.
+    const { db } = ctx.deps.database;
+    const legs = await rowsOf(queued);
+    const batches = new Set(legs.map((leg) => leg.batchId));
+    expect(batches.size).toBe(proofs);
+    const signed = await db
+      .select()
+      .from(chainSubmissions)
+      .where(
+        and(
+          eq(chainSubmissions.purpose, 'batch'),
+          inArray(
+            chainSubmissions.transactionId,
+            [...batches].filter((id): id is string => id !== null),
+          ),
+        ),
+      );
+    expect(signed).toHaveLength(proofs);
+    expect(new Set(legs.map((leg) => leg.txHash))).toEqual(new Set(signed.map((s) => s.txHash)));
+
+    // 8 × (1 + … + 8) = 288 moved to the recipient; each sender keeps 100 − 36.
+    expect(await chainBalance(recipient.id)).toBe(288_000_000n);
+    for (const sender of senders) expect(await chainBalance(sender.id)).toBe(64_000_000n);
+  }, 300_000);
+
+  it('a batch with an underfunded leg confirms the others and fails that one, nothing moved for it', async () => {
+    caller = await signup(ctx.app);
+    const rich = await custodialWallet();
+    const poor = await custodialWallet();
+    const recipient = await custodialWallet();
+    await fundConfidential(rich.id, '50');
+    await fundConfidential(poor.id, '1');
+    const queued = await Promise.all([
+      post('/transfer', { walletId: rich.id, to: recipient.address, amount: '5' }),
+      post('/transfer', { walletId: poor.id, to: recipient.address, amount: '7' }),
+      post('/transfer', { walletId: rich.id, to: recipient.address, amount: '6' }),
+    ]);
+    const done = await Promise.all(
+      queued.map((data) => waitForStatus(ctx.app, caller.headers, data.transaction.id, undefined, 120_000)),
+    );
+    expect(done.map((t) => t.status)).toEqual(['CONFIRMED', 'FAILED', 'CONFIRMED']);
+    expect(done[1]?.errorCode).toBe('transfer_failed');
+    const rows = await rowsOf(queued);
+    // All three went out in one batch: the failed leg shared the others' transaction.
+    expect(new Set(rows.map((row) => row.batchId)).size).toBe(1);
+    expect(rows[0]?.batchId).not.toBeNull();
+    expect(await chainBalance(poor.id)).toBe(1_000_000n);
+    expect(await chainBalance(rich.id)).toBe(39_000_000n);
+    expect(await chainBalance(recipient.id)).toBe(11_000_000n);
+  }, 300_000);
+});

@@ -1,0 +1,306 @@
+/**
+ * Confidential transfers ready together, sent as one transaction under one input proof (issue 18).
+ *
+ * A proof is bound to one (contract, caller) pair, and each custodial wallet is its own caller: sent alone, every
+ * transfer needs a proof of its own (20-30 s of client CPU with real FHE, `npm run bench -- proofs`). Through the
+ * TransferBatcher (contracts/TransferBatcher.sol), the operator sends the batch and every amount is encrypted at
+ * once for (batcher, operator); each leg is the token's `confidentialTransferFrom(wallet, to, amount)`, the batcher
+ * being each wallet's ERC-7984 operator (the wallet's own `setOperator(batcher, until)`, sent here before its first
+ * batched transfer and again when less than `GRANT_RENEW_SECONDS` remain).
+ *
+ * Each leg keeps its own row and states: QUEUED (step `batched`, `batch_id` = the first leg's id) → PENDING with the
+ * batch's hash → CONFIRMED, or FAILED alone when its `ConfidentialTransfer` moved an encrypted zero. The batch's
+ * transaction is signed once and stored before it is broadcast, under the first leg (`chain_submissions`, purpose
+ * `batch`): after a crash any leg's run resumes the batch and rebroadcasts those bytes. A batch that cannot be sent
+ * (the chain refuses it before signing) or that reverted moved nothing: its legs are queued again to go alone.
+ */
+import type { Address } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import {
+  encodeBatchTransfer,
+  encodeSetOperator,
+  findOperatorGrant,
+  listConfidentialTransfers,
+} from '../../../adapters/confidential/helpers.ts';
+import type { TransactionRow, WalletRow } from '../../../db/schema/index.ts';
+import type { OperationContext } from '../../../deps.ts';
+import {
+  assignBatch,
+  dissolveBatch,
+  findBatchLegs,
+  findTransactionById,
+  transition,
+} from '../../../worker/outbox.repository.ts';
+import { amountOf, blockFields, ensureGas, fail, recipientOf } from '../../../worker/steps.ts';
+import { BATCH_PURPOSE, findSubmission } from '../../../worker/submissions.repository.ts';
+import { PreflightError, RevertedError, settle, submitOnce } from '../../../worker/submissions.ts';
+import { openWalletKey } from '../../wallets/custody.ts';
+import { recordBatcherGrant } from '../../wallets/wallets.repository.ts';
+import { transactionWallet } from '../../wallets/wallets.service.ts';
+
+/** How long a wallet's grant lasts, and how long before its end it is renewed. */
+const GRANT_SECONDS = 90 * 24 * 3600;
+const GRANT_RENEW_SECONDS = 7 * 24 * 3600;
+
+/**
+ * The fhEVM meters FHE work per transaction in HCU (`HCULimit.sol` of the host contracts, on every network): at most
+ * 20,000,000 in all and 5,000,000 along any chain of dependent operations. A leg is ERC-7984's `_update`:
+ * `ge` (116k) and `sub` (133k) then `select` (55k) on the sender's balance; `select` (55k) of the transferred amount;
+ * `add` (133k), `ge` (116k), `select` (55k) on the recipient's. Legs that share an account chain their balances, so
+ * a batch is cut where the deepest chain, or the sum, would pass the limits (with a margin).
+ */
+const HCU = { ge: 116_000, sub: 133_000, add: 133_000, select: 55_000 } as const;
+const HCU_PER_LEG = 2 * HCU.ge + HCU.sub + HCU.add + 3 * HCU.select;
+const HCU_TOTAL_BUDGET = 18_000_000;
+const HCU_DEPTH_BUDGET = 4_500_000;
+
+/**
+ * Splits legs, in order, into batches that stay within the HCU limits and `max` legs: each leg joins the first
+ * batch it fits in (its sender's and recipient's chains simulated as `_update` deepens them).
+ */
+export function planBatches<T extends { from: Address; to: Address }>(
+  legs: readonly T[],
+  max: number,
+): T[][] {
+  const batches: { legs: T[]; depth: Map<string, number> }[] = [];
+  for (const leg of legs) {
+    const from = leg.from.toLowerCase();
+    const to = leg.to.toLowerCase();
+    const fits = batches.find((batch) => {
+      if (batch.legs.length >= max || (batch.legs.length + 1) * HCU_PER_LEG > HCU_TOTAL_BUDGET) return false;
+      const next = deepen(batch.depth, from, to);
+      return Math.max(next.from, next.to) < HCU_DEPTH_BUDGET;
+    });
+    const batch = fits ?? { legs: [], depth: new Map<string, number>() };
+    if (!fits) batches.push(batch);
+    const next = deepen(batch.depth, from, to);
+    batch.depth.set(from, next.from);
+    batch.depth.set(to, next.to);
+    batch.legs.push(leg);
+  }
+  return batches.map((batch) => batch.legs);
+}
+
+function deepen(depth: ReadonlyMap<string, number>, from: string, to: string): { from: number; to: number } {
+  const sender = depth.get(from) ?? 0;
+  const success = sender + HCU.ge;
+  const transferred = success + HCU.select;
+  const senderAfter = Math.max(success, sender + HCU.sub) + HCU.select;
+  const recipient = from === to ? senderAfter : (depth.get(to) ?? 0);
+  return { from: senderAfter, to: Math.max(recipient, transferred) + HCU.add + HCU.ge + HCU.select };
+}
+
+/** Whether a row may join a batch: a QUEUED transfer never started, never batched, not sent back to go alone. */
+export function canJoinTransferBatch(row: TransactionRow): boolean {
+  return row.status === 'QUEUED' && row.step === 'start' && row.batchId === null;
+}
+
+/** The purpose of a wallet's `setOperator(batcher, until)`, stored under the row that needed it. */
+const GRANT_PURPOSE = 'operator-grant';
+
+/**
+ * The batcher is the wallet's operator for at least `GRANT_RENEW_SECONDS` more, or the wallet grants it now
+ * (sponsored gas on sandbox networks), recorded from the mined `OperatorSet` event.
+ */
+async function ensureOperatorGrant(
+  ctx: OperationContext,
+  row: TransactionRow,
+  wallet: WalletRow,
+  batcher: Address,
+): Promise<void> {
+  const now = Math.floor(ctx.deps.clock.now().getTime() / 1000);
+  if (wallet.batcherOperatorUntil !== null && wallet.batcherOperatorUntil > now + GRANT_RENEW_SECONDS) return;
+  await ensureGas(ctx, row, wallet);
+  await sendOperatorGrant(ctx, row, wallet, batcher);
+}
+
+/** Signs the row's grant once (or resends the stored bytes), waits for it and records its `OperatorSet`. */
+async function sendOperatorGrant(
+  ctx: OperationContext,
+  row: TransactionRow,
+  wallet: WalletRow,
+  batcher: Address,
+): Promise<void> {
+  const token = ctx.network.contracts.confidentialToken;
+  const key = openWalletKey(ctx.deps.keyring, wallet);
+  const until = Math.floor(ctx.deps.clock.now().getTime() / 1000) + GRANT_SECONDS;
+  const submission = await submitOnce(ctx, row, GRANT_PURPOSE, key, async () => ({
+    to: token,
+    data: encodeSetOperator(batcher, until),
+  }));
+  const receipt = await settle(ctx, submission);
+  const granted = findOperatorGrant(receipt, { token, holder: wallet.address, operator: batcher });
+  if (granted === null) throw new Error(`operator grant ${submission.txHash} holds no OperatorSet event`);
+  await recordBatcherGrant(ctx.deps.database.db, wallet.id, granted);
+}
+
+/**
+ * A grant signed for this row that never reached a block (its broadcast or its receipt failed, and the row was
+ * then sent alone) is sent again before the row signs anything else: its nonce comes first, so until it is mined
+ * every later transaction of the wallet would wait behind it in the pool.
+ */
+export async function resumeOperatorGrant(ctx: OperationContext, row: TransactionRow): Promise<void> {
+  const batcher = ctx.network.transferBatcher;
+  const signed = await findSubmission(ctx.deps.database.db, row.id, GRANT_PURPOSE);
+  if (!batcher || signed?.status !== 'SIGNED') return;
+  await sendOperatorGrant(ctx, row, await transactionWallet(ctx.deps, row), batcher);
+}
+
+/**
+ * Sends the rows (leased, `canJoinTransferBatch`) as one batch where it can. Returns the rows that go alone: those
+ * whose wallet could not grant the batcher, and all of them when fewer than two are left or no batcher exists.
+ */
+export async function runTransferBatch(
+  ctx: OperationContext,
+  rows: TransactionRow[],
+): Promise<TransactionRow[]> {
+  const batcher = ctx.network.transferBatcher;
+  if (!batcher || rows.length < 2) return rows;
+  const byWallet = Map.groupBy(rows, (row) => row.walletId);
+  const alone: TransactionRow[] = [];
+  const ready: TransactionRow[] = [];
+  await Promise.all(
+    [...byWallet.values()].map(async (group) => {
+      const [first] = group;
+      if (!first) return;
+      try {
+        await ensureOperatorGrant(ctx, first, await transactionWallet(ctx.deps, first), batcher);
+        ready.push(...group);
+      } catch {
+        // Run alone, the row meets the same fault in `run`, which words it (or retries it) as it always has.
+        alone.push(...group);
+      }
+    }),
+  );
+  const planned = planBatches(
+    ready.map((row) => ({ row, from: senderOf(row), to: recipientOf(row) })),
+    ctx.deps.config.worker.batchMax,
+  );
+  // Every batch runs to its end before a fault of one is reported: the worker then retries all the rows.
+  const outcomes = await Promise.allSettled(
+    planned.map(async (legs): Promise<TransactionRow[]> => {
+      const rowsOfBatch = legs.map((leg) => leg.row);
+      if (rowsOfBatch.length < 2) return rowsOfBatch;
+      const joined = await assignBatch(
+        ctx.deps.database.db,
+        rowsOfBatch.map((row) => row.id),
+      );
+      const left = rowsOfBatch.filter((row) => !joined.includes(row.id));
+      const batchId = joined[0];
+      if (!batchId) return rowsOfBatch;
+      const outcome = await driveBatch(ctx, batchId);
+      return outcome === 'dissolved' ? rowsOfBatch : left;
+    }),
+  );
+  const fault = outcomes.find((outcome) => outcome.status === 'rejected');
+  if (fault) throw fault.reason;
+  return [...alone, ...outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? outcome.value : []))];
+}
+
+const FINISHED = new Set(['CONFIRMED', 'FAILED']);
+
+/**
+ * Whether the holder of this leg's lease may drive its batch. One driver at a time, as for a row of its own: the
+ * holder of the first leg's lease (the worker that made the batch holds them all), or of any leg once the first
+ * is finished (the batch's receipt was read then: what is left is verification, which any leg may redo).
+ */
+export async function drivesItsBatch(ctx: OperationContext, leg: TransactionRow): Promise<boolean> {
+  if (!leg.batchId || leg.batchId === leg.id) return true;
+  const first = await findTransactionById(ctx.deps.database.db, leg.batchId);
+  return !first || first.batchId !== leg.batchId || FINISHED.has(first.status);
+}
+
+/**
+ * Drives a batch to its end from any of its legs: signs (once) and broadcasts the batch, marks the legs PENDING,
+ * waits for the receipt and settles every leg by its own `ConfidentialTransfer`. `dissolved` when the batch moved
+ * nothing and its legs were queued again to go alone.
+ */
+export async function driveBatch(ctx: OperationContext, batchId: string): Promise<'settled' | 'dissolved'> {
+  const { db } = ctx.deps.database;
+  const batcher = ctx.network.transferBatcher;
+  const legs = await findBatchLegs(db, batchId);
+  if (legs.length === 0) return 'dissolved';
+  if (legs.every((leg) => FINISHED.has(leg.status))) return 'settled';
+  if (!batcher) throw new Error(`batch ${batchId} was made where TRANSFER_BATCHER_ADDRESS is no longer set`);
+  const token = ctx.network.contracts.confidentialToken;
+  const operator = ctx.network.operator;
+  const plan = legs.map((leg) => ({
+    row: leg,
+    from: senderOf(leg),
+    to: recipientOf(leg),
+    amount: amountOf(leg),
+  }));
+  let submission: Awaited<ReturnType<typeof submitOnce>>;
+  try {
+    submission = await submitOnce(ctx, { id: batchId }, BATCH_PURPOSE, operator.privateKey, async () => {
+      const encrypted = await ctx.network.rail.encryptAmounts({
+        contract: batcher,
+        caller: privateKeyToAccount(operator.privateKey).address,
+        amounts: plan.map((leg) => leg.amount),
+      });
+      ctx.deps.metrics.batchSize.observe(plan.length);
+      return { to: batcher, data: encodeBatchTransfer(plan, encrypted) };
+    });
+  } catch (error) {
+    // Refused before anything was signed (the estimate reverts: a wallet revoked its grant, say), or a broadcast
+    // the chain refused and that was withdrawn: nothing is stored for the batch, nothing moved.
+    if (error instanceof PreflightError && !(await findSubmission(db, batchId, BATCH_PURPOSE))) {
+      await dissolveBatch(db, batchId);
+      return 'dissolved';
+    }
+    throw error;
+  }
+  for (const leg of plan) {
+    await transition(db, leg.row.id, 'QUEUED', { status: 'PENDING', txHash: submission.txHash });
+  }
+  let receipt: Awaited<ReturnType<typeof settle>>;
+  try {
+    receipt = await settle(ctx, submission);
+  } catch (error) {
+    if (error instanceof RevertedError) {
+      await dissolveBatch(db, batchId);
+      return 'dissolved';
+    }
+    throw error;
+  }
+  const transfers = listConfidentialTransfers(receipt, token);
+  const handles = plan.map((leg, index) => {
+    const transfer = transfers[index];
+    if (
+      !transfer ||
+      transfer.from.toLowerCase() !== leg.from.toLowerCase() ||
+      transfer.to.toLowerCase() !== leg.to.toLowerCase()
+    ) {
+      throw new Error(`batch ${submission.txHash}: leg ${index} has no ConfidentialTransfer of its own`);
+    }
+    return transfer.handle;
+  });
+  // The batcher grants the operator every leg's transferred handle: one decryption request verifies them all.
+  const moved = await ctx.network.rail.userDecryptMany({
+    handles: handles.map((handle) => ({ handle, contract: token })),
+    privateKey: operator.privateKey,
+  });
+  for (const [index, leg] of plan.entries()) {
+    if (moved[index] === leg.amount) {
+      await transition(db, leg.row.id, ['QUEUED', 'PENDING'], {
+        status: 'CONFIRMED',
+        txHash: submission.txHash,
+        ...blockFields(receipt, transfers[index]?.logIndex),
+      });
+    } else {
+      // An ERC-7984 transfer the sender cannot cover moves an encrypted zero: this leg moved nothing.
+      await fail(
+        ctx,
+        leg.row,
+        'transfer_failed',
+        'The confidential balance was too low: the transfer moved nothing.',
+      );
+    }
+  }
+  return 'settled';
+}
+
+function senderOf(row: TransactionRow): Address {
+  if (!row.fromAddress) throw new PreflightError(`Transaction ${row.id} has no sender.`);
+  return row.fromAddress as Address;
+}

@@ -1,0 +1,196 @@
+/**
+ * The worker's webhook step: leases due deliveries from the outbox (src/db/events.ts writes them with each
+ * change), renders the event as the API shows the resource, signs it (Standard Webhooks) and sends it. At least
+ * once: a crash between the send and its record sends it again, under the same `webhook-id`. A failed attempt is
+ * retried with exponential backoff and jitter for 3 days from the event; then the delivery is FAILED and the
+ * endpoint marked failing (until its next success).
+ */
+import type {
+  LetterRow,
+  TransactionRow,
+  WalletRow,
+  WebhookDeliveryRow,
+  WebhookEventRow,
+} from '../../db/schema/index.ts';
+import type { Deps } from '../../deps.ts';
+import { newId } from '../../lib/ids.ts';
+import type { Logger } from '../../lib/logger.ts';
+import { formatAmount } from '../../lib/money.ts';
+import { startPollingLoop } from '../../worker/polling-loop.ts';
+import { memoContext } from '../letters/letters.schema.ts';
+import { toTransaction } from '../transactions/transactions.schema.ts';
+import { toWallet } from '../wallets/wallets.schema.ts';
+import { postWebhook } from './sender.ts';
+import { signedHeaders } from './signing.ts';
+import {
+  clearEndpointFailing,
+  findEndpointById,
+  findEventById,
+  insertAttempt,
+  leaseDueDeliveries,
+  markEndpointFailing,
+  releaseDeliveryLeases,
+  updateLeasedDelivery,
+} from './webhooks.repository.ts';
+import { signingSecrets } from './webhooks.service.ts';
+
+const RETRY_HORIZON_MS = 3 * 24 * 60 * 60 * 1000;
+const FIRST_RETRY_MS = 5_000;
+const MAX_RETRY_MS = 6 * 60 * 60 * 1000;
+
+/** The wait before attempt `attempts + 1`: 5 s, 15 s, 45 s, … up to 6 h, each drawn between half and all of it. */
+export function retryDelayMs(attempts: number): number {
+  const base = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 3 ** Math.max(0, attempts - 1));
+  return Math.round(base / 2 + Math.random() * (base / 2));
+}
+
+function dateOf(value: unknown): Date {
+  return new Date(String(value));
+}
+
+/** A letter as a webhook shows it: the amount and the memo stay sealed until the claim. */
+function letterData(deps: Deps, letter: Record<string, unknown>) {
+  const row = letter as unknown as LetterRow & { memoSealed: string | null };
+  const claimed = row.status === 'CLAIMED';
+  return {
+    id: row.id,
+    status: row.status,
+    chainId: row.chainId,
+    amount: claimed ? formatAmount(BigInt(row.amount)) : 'sealed',
+    memo: !claimed
+      ? 'sealed'
+      : row.memoSealed
+        ? deps.keyring.openText(row.memoSealed, memoContext(row.id))
+        : '',
+    token: 'cSTABLE',
+    recipient: { name: row.recipientName },
+    sender: { walletId: row.senderWalletId, address: row.senderAddress },
+    expiresAt: dateOf(row.expiresAt).toISOString(),
+    claimedAt: row.claimedAt ? dateOf(row.claimedAt).toISOString() : null,
+    claimWalletAddress: claimed ? (row.claimantAddress ?? null) : null,
+    refundReason: row.refundReason ?? null,
+    createdAt: dateOf(row.createdAt).toISOString(),
+    updatedAt: dateOf(row.updatedAt).toISOString(),
+  };
+}
+
+/** The event's `data`: its resource as the API shows it (from the row as it was when the event was written). */
+export function eventData(deps: Deps, event: WebhookEventRow): unknown {
+  const resource = event.resource;
+  switch (event.resourceKind) {
+    case 'transaction': {
+      const row = {
+        ...resource,
+        blockNumber: resource.blockNumber === null ? null : BigInt(String(resource.blockNumber)),
+        createdAt: dateOf(resource.createdAt),
+        updatedAt: dateOf(resource.updatedAt),
+      } as unknown as TransactionRow;
+      return toTransaction(row, deps.network);
+    }
+    case 'wallet':
+      return toWallet({ ...resource, createdAt: dateOf(resource.createdAt) } as unknown as WalletRow);
+    case 'letter':
+      return letterData(deps, resource);
+    case 'test':
+      return { message: 'A test event from sealpay: your endpoint is reachable and verifies signatures.' };
+  }
+}
+
+/** The body of every delivery of an event: the same bytes on every retry. */
+export function eventBody(deps: Deps, event: WebhookEventRow): string {
+  return JSON.stringify({
+    type: event.type,
+    timestamp: event.createdAt.toISOString(),
+    data: eventData(deps, event),
+  });
+}
+
+/** Sends one leased delivery once and records the attempt. */
+export async function attemptDelivery(deps: Deps, delivery: WebhookDeliveryRow): Promise<void> {
+  const { db } = deps.database;
+  const [endpoint, event] = await Promise.all([
+    findEndpointById(db, delivery.endpointId),
+    findEventById(db, delivery.eventId),
+  ]);
+  if (!endpoint || !event) return;
+  const now = deps.clock.now();
+  const body = eventBody(deps, event);
+  const outcome = endpoint.enabled
+    ? await postWebhook({
+        url: endpoint.url,
+        body,
+        headers: signedHeaders(signingSecrets(deps, endpoint), { id: event.id, timestamp: now, body }),
+        allowLoopback: deps.config.environment !== 'production',
+      })
+    : { statusCode: null, durationMs: 0, error: 'the endpoint is disabled' };
+  const after = deps.clock.now();
+  const attempts = delivery.attempts + 1;
+  await db.transaction(async (tx) => {
+    if (outcome.error === null) {
+      const moved = await updateLeasedDelivery(tx, delivery, {
+        status: 'SUCCEEDED',
+        attempts,
+        lastStatusCode: outcome.statusCode,
+        lastError: null,
+        deliveredAt: after,
+        leaseOwner: null,
+        leaseUntil: null,
+      });
+      if (!moved) return;
+      await clearEndpointFailing(tx, endpoint.id);
+    } else {
+      const givingUp =
+        !endpoint.enabled || after.getTime() >= delivery.createdAt.getTime() + RETRY_HORIZON_MS;
+      const moved = await updateLeasedDelivery(tx, delivery, {
+        status: givingUp ? 'FAILED' : 'PENDING',
+        attempts,
+        lastStatusCode: outcome.statusCode,
+        lastError: outcome.error,
+        nextAttemptAt: new Date(after.getTime() + retryDelayMs(attempts)),
+        leaseOwner: null,
+        leaseUntil: null,
+      });
+      if (!moved) return;
+      if (givingUp && endpoint.enabled) await markEndpointFailing(tx, endpoint.id, after);
+    }
+    await insertAttempt(tx, {
+      deliveryId: delivery.id,
+      statusCode: outcome.statusCode,
+      durationMs: outcome.durationMs,
+      error: outcome.error,
+    });
+  });
+}
+
+/** Leases what is due and sends it, up to the worker's concurrency at once; returns how many were sent. */
+export async function deliverDue(deps: Deps, owner: string, logger: Logger): Promise<number> {
+  const now = deps.clock.now();
+  const leased = await leaseDueDeliveries(
+    deps.database.db,
+    owner,
+    now,
+    new Date(now.getTime() + deps.config.worker.leaseMs),
+    deps.config.worker.concurrency,
+  );
+  await Promise.all(
+    leased.map((delivery) =>
+      attemptDelivery(deps, delivery).catch((error: unknown) =>
+        logger.error({ err: error, deliveryId: delivery.id }, 'webhook delivery crashed'),
+      ),
+    ),
+  );
+  return leased.length;
+}
+
+/** The delivery loop beside the transaction worker; returns its stopper. */
+export async function startWebhookDelivery(deps: Deps, logger: Logger): Promise<() => Promise<void>> {
+  const owner = `webhooks-${newId()}`;
+  // The embedded database is one process's: at start, every lease in it belongs to a process that is gone.
+  if (deps.database.kind === 'pglite') await releaseDeliveryLeases(deps.database.db);
+  return startPollingLoop({
+    round: () => deliverDue(deps, owner, logger),
+    pollMs: deps.config.worker.pollMs,
+    logger,
+    failureMessage: 'leasing webhook deliveries failed',
+  });
+}

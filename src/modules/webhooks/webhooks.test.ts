@@ -1,0 +1,400 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { eq } from 'drizzle-orm';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Caller,
+  createTestContext,
+  errorOf,
+  signup,
+  type TestContext,
+  waitForStatus,
+} from '../../../test/harness.ts';
+import { recordEvent } from '../../db/events.ts';
+import { webhookDeliveries } from '../../db/schema/index.ts';
+import type { Deps } from '../../deps.ts';
+import { startFollower } from '../incoming/follower.service.ts';
+import { startWebhookDelivery } from './delivery.service.ts';
+import { postWebhook, refusedAddress } from './sender.ts';
+import { checkEndpointUrl } from './webhooks.service.ts';
+
+interface Received {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  payload: { type: string; timestamp: string; data: Record<string, unknown> };
+}
+
+/** A local receiver: every request is verified by the reference verifier with the secret registered for its path. */
+class Receiver {
+  readonly received: Received[] = [];
+  readonly secrets = new Map<string, string[]>();
+  /** Status codes to answer, per path, in order; 200 once the list is used up. */
+  readonly answers = new Map<string, number[]>();
+  readonly unverified: string[] = [];
+  server: Server = createServer((request, response) => {
+    let body = '';
+    request.setEncoding('utf8');
+    request.on('data', (chunk: string) => {
+      body += chunk;
+    });
+    request.on('end', () => {
+      const path = request.url ?? '/';
+      const secrets = this.secrets.get(path) ?? [];
+      const headers = request.headers as Record<string, string>;
+      if (secrets.length === 0) this.unverified.push(`${path}: no secret`);
+      for (const secret of secrets) {
+        try {
+          new Webhook(secret).verify(body, headers);
+        } catch (error) {
+          this.unverified.push(`${path}: ${(error as Error).message}`);
+        }
+      }
+      this.received.push({ path, headers: request.headers, body, payload: JSON.parse(body) });
+      response.statusCode = this.answers.get(path)?.shift() ?? 200;
+      response.end('ok');
+    });
+  });
+  url = '';
+  async start() {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+  on(path: string) {
+    return this.received.filter((item) => item.path === path);
+  }
+}
+
+let ctx: TestContext;
+let alice: Caller;
+let bob: Caller;
+const receiver = new Receiver();
+const stoppers: Array<() => Promise<void>> = [];
+const silent = { info: () => {}, warn: () => {}, error: (...args: unknown[]) => console.error(...args) };
+
+async function call(
+  caller: Caller,
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  url: string,
+  payload?: object,
+) {
+  return ctx.app.inject({
+    method,
+    url: `/api/v1${url}`,
+    headers: caller.headers,
+    ...(payload ? { payload } : {}),
+  });
+}
+
+async function register(caller: Caller, path: string, extra: object = {}) {
+  const response = await call(caller, 'POST', '/webhooks', { url: `${receiver.url}${path}`, ...extra });
+  expect(response.statusCode).toBe(201);
+  const { endpoint, secret } = response.json().data;
+  receiver.secrets.set(path, [secret]);
+  return { endpoint, secret: secret as string };
+}
+
+async function until<T>(
+  read: () => T | undefined | Promise<T | undefined>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+beforeAll(async () => {
+  await receiver.start();
+  ctx = await createTestContext({
+    worker: true,
+    env: {
+      RATE_LIMIT_READS_PER_MINUTE: '100000',
+      RATE_LIMIT_WRITES_PER_MINUTE: '100000',
+      FOLLOWER_POLL_MS: '20',
+      WORKER_POLL_MS: '20',
+    },
+  });
+  stoppers.push(await startWebhookDelivery(ctx.deps, silent), startFollower(ctx.deps, silent));
+  alice = await signup(ctx.app);
+  bob = await signup(ctx.app);
+});
+afterAll(async () => {
+  for (const stop of stoppers) await stop();
+  await ctx?.close();
+  receiver.server.close();
+});
+
+describe('webhook endpoints', () => {
+  it('registers, lists, reads, changes and deletes an endpoint; the secret is shown once, sealed at rest', async () => {
+    const { endpoint, secret } = await register(alice, '/crud', {
+      events: ['wallet.created'],
+      description: 'd',
+    });
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    expect(endpoint).toMatchObject({ events: ['wallet.created'], enabled: true, status: 'active' });
+    const listed = (await call(alice, 'GET', '/webhooks')).json().data.endpoints;
+    expect(listed.map((item: { id: string }) => item.id)).toContain(endpoint.id);
+    expect(JSON.stringify(listed)).not.toContain(secret);
+    const patched = await call(alice, 'PATCH', `/webhooks/${endpoint.id}`, { enabled: false });
+    expect(patched.json().data.endpoint).toMatchObject({ enabled: false, status: 'disabled' });
+    expect((await call(bob, 'GET', `/webhooks/${endpoint.id}`)).statusCode).toBe(404);
+    expect((await call(bob, 'DELETE', `/webhooks/${endpoint.id}`)).statusCode).toBe(404);
+    expect((await call(alice, 'DELETE', `/webhooks/${endpoint.id}`)).statusCode).toBe(200);
+    expect((await call(alice, 'GET', `/webhooks/${endpoint.id}`)).statusCode).toBe(404);
+  });
+
+  it('refuses URLs it will not send to, and an eleventh endpoint', async () => {
+    for (const url of ['ftp://example.com/x', 'http://user:pw@example.com/x', 'http://10.0.0.8/x', 'nope']) {
+      const refused = await call(bob, 'POST', '/webhooks', { url });
+      expect(errorOf(refused)).toMatchObject({ status: 400, code: 'invalid_webhook_url' });
+    }
+    for (let i = 0; i < 10; i++) {
+      expect((await call(bob, 'POST', '/webhooks', { url: `https://example.com/${i}` })).statusCode).toBe(
+        201,
+      );
+    }
+    const eleventh = await call(bob, 'POST', '/webhooks', { url: 'https://example.com/11' });
+    expect(errorOf(eleventh)).toMatchObject({ status: 400, code: 'webhook_limit_reached' });
+    for (const endpoint of (await call(bob, 'GET', '/webhooks')).json().data.endpoints) {
+      await call(bob, 'DELETE', `/webhooks/${endpoint.id}`);
+    }
+  });
+
+  it('counts a redirect and a slow endpoint as failed attempts: no redirect followed, 10 s budget', async () => {
+    let followed = false;
+    const odd = createServer((request, response) => {
+      if (request.url === '/moved') {
+        response.writeHead(302, { location: '/target' }).end();
+      } else if (request.url === '/target') {
+        followed = true;
+        response.end('ok');
+      }
+      // '/slow' never answers.
+    });
+    await new Promise<void>((resolve) => odd.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(odd.address() as AddressInfo).port}`;
+    const moved = await postWebhook({ url: `${base}/moved`, headers: {}, body: '{}', allowLoopback: true });
+    expect(moved).toMatchObject({ statusCode: 302, error: 'the endpoint answered 302' });
+    expect(followed).toBe(false);
+    const slow = await postWebhook({
+      url: `${base}/slow`,
+      headers: {},
+      body: '{}',
+      allowLoopback: true,
+      timeoutMs: 300,
+    });
+    expect(slow).toMatchObject({ statusCode: null, error: expect.stringMatching(/no answer within/) });
+    expect(slow.durationMs).toBeGreaterThanOrEqual(250);
+    odd.closeAllConnections();
+    odd.close();
+  });
+
+  it('production accepts https to public hosts only; the sender checks the resolved address at connect time', async () => {
+    const production = { config: { environment: 'production' } } as unknown as Deps;
+    expect(checkEndpointUrl(production, 'https://hooks.example.com/in')).toBe('https://hooks.example.com/in');
+    for (const url of [
+      'http://hooks.example.com/in',
+      'https://127.0.0.1/x',
+      'https://[::1]/x',
+      'https://localhost/x',
+    ]) {
+      expect(() => checkEndpointUrl(production, url)).toThrow();
+    }
+    expect(refusedAddress('169.254.169.254', true)).toMatch(/link-local/);
+    expect(refusedAddress('::ffff:10.1.2.3', true)).toMatch(/private/);
+    expect(refusedAddress('127.0.0.1', true)).toBeNull();
+    expect(refusedAddress('93.184.216.34', false)).toBeNull();
+    // `localhost` is a name: only the lookup made for the connection finds it is loopback.
+    const port = new URL(receiver.url).port;
+    const before = receiver.received.length;
+    const outcome = await postWebhook({
+      url: `http://localhost:${port}/ssrf`,
+      headers: {},
+      body: '{}',
+      allowLoopback: false,
+    });
+    expect(outcome).toMatchObject({ statusCode: null, error: expect.stringMatching(/^refused: .*loopback/) });
+    expect(receiver.received.length).toBe(before);
+  });
+});
+
+describe('deliveries', () => {
+  it('sends signed transaction events the reference verifier accepts: out for the sender, in for the recipient', async () => {
+    await register(alice, '/alice');
+    await register(bob, '/bob', { events: ['transaction.created', 'wallet.created'] });
+    const aliceWallet = (await call(alice, 'POST', '/wallets', { type: 'CUSTODIAL' })).json().data.wallet;
+    const bobWallet = (await call(bob, 'POST', '/wallets', { type: 'CUSTODIAL' })).json().data.wallet;
+    const fund = await call(alice, 'POST', '/fund', { walletId: aliceWallet.id, amount: '50' });
+    await waitForStatus(ctx.app, alice.headers, fund.json().data.transaction.id);
+    const mint = await call(alice, 'POST', '/mint', { walletId: aliceWallet.id, amount: '30' });
+    await waitForStatus(ctx.app, alice.headers, mint.json().data.transaction.id);
+    const transfer = await call(alice, 'POST', '/transfer', {
+      walletId: aliceWallet.id,
+      to: bobWallet.address,
+      amount: '12.5',
+    });
+    const sent = await waitForStatus(ctx.app, alice.headers, transfer.json().data.transaction.id);
+    expect(sent.status).toBe('CONFIRMED');
+
+    const confirmed = await until(
+      () =>
+        receiver
+          .on('/alice')
+          .find(
+            (item) =>
+              item.payload.type === 'transaction.updated' &&
+              item.payload.data.id === sent.id &&
+              item.payload.data.status === 'CONFIRMED',
+          ),
+      "the sender's transaction.updated CONFIRMED",
+    );
+    expect(confirmed.payload.data).toMatchObject({ type: 'TRANSFER', direction: 'out', amount: '12.50' });
+    const incoming = await until(
+      () =>
+        receiver
+          .on('/bob')
+          .find(
+            (item) => item.payload.type === 'transaction.created' && item.payload.data.direction === 'in',
+          ),
+      "the recipient's transaction.created (in)",
+    );
+    expect(incoming.payload.data).toMatchObject({
+      type: 'TRANSFER',
+      direction: 'in',
+      amount: '12.50',
+      walletId: bobWallet.id,
+      txHash: sent.txHash,
+    });
+    expect(receiver.on('/bob').map((item) => item.payload.type)).not.toContain('transaction.updated');
+    expect(receiver.on('/bob').some((item) => item.payload.type === 'wallet.created')).toBe(true);
+    // One endpoint gets its events in the order they happened: the transfer created, then each status it took.
+    const statuses = receiver
+      .on('/alice')
+      .filter((item) => item.payload.data.id === sent.id)
+      .map((item) => `${item.payload.type}:${item.payload.data.status}`);
+    expect(statuses[0]).toBe('transaction.created:QUEUED');
+    expect(statuses.at(-1)).toBe('transaction.updated:CONFIRMED');
+    expect(receiver.unverified).toEqual([]);
+    for (const item of receiver.received) {
+      expect(item.headers['webhook-id']).toMatch(/^msg_/);
+      expect(item.payload.timestamp).toMatch(/Z$/);
+    }
+  });
+
+  it('retries a 500 with the same webhook-id, exactly once more after a 200; attempts are listed', async () => {
+    const { endpoint } = await register(alice, '/flaky', { events: ['wallet.created'] });
+    receiver.answers.set('/flaky', [500]);
+    const test = await call(alice, 'POST', `/webhooks/${endpoint.id}/test`);
+    expect(test.statusCode).toBe(202);
+    const deliveryId = test.json().data.delivery.id;
+    await until(() => (receiver.on('/flaky').length >= 2 ? true : undefined), 'the retry', 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const sends = receiver.on('/flaky');
+    expect(sends).toHaveLength(2);
+    expect(sends[0]?.headers['webhook-id']).toBe(sends[1]?.headers['webhook-id']);
+    expect(sends[0]?.payload.type).toBe('webhook.test');
+    const deliveries = (await call(alice, 'GET', `/webhooks/${endpoint.id}/deliveries`)).json().data;
+    expect(deliveries.total).toBe(1);
+    expect(deliveries.items[0]).toMatchObject({
+      id: deliveryId,
+      status: 'SUCCEEDED',
+      eventType: 'webhook.test',
+    });
+    expect(deliveries.items[0].attempts.map((attempt: { statusCode: number }) => attempt.statusCode)).toEqual(
+      [500, 200],
+    );
+    expect(deliveries.items[0].attempts[0].error).toMatch(/500/);
+
+    const replay = await call(alice, 'POST', `/webhooks/${endpoint.id}/deliveries/${deliveryId}/replay`);
+    expect(replay.statusCode).toBe(202);
+    await until(() => (receiver.on('/flaky').length >= 3 ? true : undefined), 'the replay');
+    expect(receiver.on('/flaky')[2]?.headers['webhook-id']).toBe(sends[0]?.headers['webhook-id']);
+    expect(
+      (await call(bob, 'POST', `/webhooks/${endpoint.id}/deliveries/${deliveryId}/replay`)).statusCode,
+    ).toBe(404);
+    expect(receiver.unverified).toEqual([]);
+  });
+
+  it('gives up after 3 days of failures: the delivery FAILED, the endpoint failing until a success', async () => {
+    const { endpoint } = await register(alice, '/down', { events: ['wallet.created'] });
+    receiver.answers.set('/down', [503]);
+    // A delivery written 3 days and a minute ago, its last attempt due now.
+    const old = new Date(Date.now() - (3 * 24 * 60 + 1) * 60_000);
+    const deliveryId = await ctx.deps.database.db.transaction(async (tx) => {
+      const [id] = await recordEvent(tx, {
+        userId: alice.userId,
+        type: 'webhook.test',
+        kind: 'test',
+        row: {},
+        endpointId: endpoint.id,
+      });
+      await tx
+        .update(webhookDeliveries)
+        .set({ createdAt: old })
+        .where(eq(webhookDeliveries.id, id as string));
+      return id;
+    });
+    const read = async () => (await call(alice, 'GET', `/webhooks/${endpoint.id}`)).json().data.endpoint;
+    await until(async () => ((await read()).status === 'failing' ? true : undefined), 'the endpoint failing');
+    const deliveries = (await call(alice, 'GET', `/webhooks/${endpoint.id}/deliveries`)).json().data.items;
+    expect(deliveries[0]).toMatchObject({ id: deliveryId, status: 'FAILED', nextAttemptAt: null });
+    expect(deliveries[0].attempts[0]).toMatchObject({ statusCode: 503 });
+    await call(alice, 'POST', `/webhooks/${endpoint.id}/test`);
+    await until(
+      async () => ((await read()).status === 'active' ? true : undefined),
+      'the endpoint active again',
+    );
+  });
+
+  it('signs with the old and the new secret for 24 hours after a rotation', async () => {
+    const { endpoint, secret: old } = await register(alice, '/rotated', { events: ['wallet.created'] });
+    const rotated = await call(alice, 'POST', `/webhooks/${endpoint.id}/rotate-secret`);
+    expect(rotated.statusCode).toBe(200);
+    const fresh = rotated.json().data.secret;
+    expect(fresh).not.toBe(old);
+    expect(rotated.json().data.endpoint.previousSecretExpiresAt).not.toBeNull();
+    receiver.secrets.set('/rotated', [old, fresh]);
+    await call(alice, 'POST', `/webhooks/${endpoint.id}/test`);
+    const sent = await until(() => receiver.on('/rotated')[0], 'the rotated delivery');
+    expect(String(sent.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    expect(receiver.unverified).toEqual([]);
+  });
+
+  it('keeps a letter sealed in every webhook before the claim, and reveals it in letter.claimed', async () => {
+    await register(alice, '/letters', { events: ['letter.created', 'letter.claimed'] });
+    const wallet = (await call(alice, 'GET', '/wallets')).json().data.wallets[0];
+    const bobWallet = (await call(bob, 'GET', '/wallets')).json().data.wallets[0];
+    const created = await call(alice, 'POST', '/transfer/letter', {
+      walletId: wallet.id,
+      amount: '2',
+      memo: 'for the cake',
+      recipient: {
+        name: 'Bob',
+        address: { line1: '1 Main St', city: 'Springfield', region: 'IL', country: 'US' },
+      },
+    });
+    expect(created.statusCode).toBe(201);
+    const first = await until(() => receiver.on('/letters')[0], 'letter.created');
+    expect(first.payload).toMatchObject({ type: 'letter.created' });
+    expect(first.payload.data).toMatchObject({ amount: 'sealed', memo: 'sealed', status: 'ESCROWED' });
+    expect(first.body).not.toContain('for the cake');
+    expect(first.body).not.toContain(created.json().data.letter.claimCode);
+    const claim = await call(bob, 'POST', '/transfer/letter/claim', {
+      claimCode: created.json().data.letter.claimCode,
+      walletId: bobWallet.id,
+    });
+    expect(claim.statusCode).toBe(200);
+    const claimed = await until(
+      () => receiver.on('/letters').find((item) => item.payload.type === 'letter.claimed'),
+      'letter.claimed',
+    );
+    expect(claimed.payload.data).toMatchObject({ amount: '2.00', memo: 'for the cake', status: 'CLAIMED' });
+    expect(receiver.unverified).toEqual([]);
+  });
+});

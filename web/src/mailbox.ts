@@ -1,0 +1,57 @@
+/**
+ * The local mailbox page (`/#/mailbox`, sandbox only): what the service would have emailed (reset links, security
+ * notices), newest first. The service answers 404 wherever email really goes out.
+ */
+
+import type { Static } from '@sinclair/typebox';
+import type { MailboxMessage as MailboxMessageSchema } from '../../src/modules/notifications/notifications.schema.ts';
+import { get } from './api.ts';
+import { formatTime, h, replace, showError, statusArea } from './dom.ts';
+import { plainError } from './errors.ts';
+
+/** A message as the service lists it (the server's schema, type only). */
+type MailboxMessage = Static<typeof MailboxMessageSchema>;
+
+export function mailboxPage(): HTMLElement {
+  const list = h('div', { class: 'stack' });
+  const status = statusArea();
+  const refresh = h('button', { type: 'button', class: 'secondary small' }, 'Refresh');
+  async function load(): Promise<void> {
+    replace(status);
+    try {
+      const { messages } = await get<{ messages: MailboxMessage[] }>('/sandbox/mailbox', { quiet401: true });
+      replace(
+        list,
+        messages.length === 0
+          ? h('p', { class: 'empty' }, 'No messages yet.')
+          : messages.map((message) =>
+              h(
+                'article',
+                { class: 'card', 'aria-label': message.subject },
+                h('h2', null, message.subject),
+                h('p', { class: 'muted' }, `To ${message.to} · ${formatTime(message.receivedAt)}`),
+                h('pre', null, message.text),
+              ),
+            ),
+      );
+    } catch (error) {
+      showError(status, plainError(error));
+    }
+  }
+  refresh.addEventListener('click', () => void load());
+  void load();
+  return h(
+    'div',
+    { class: 'view mailbox' },
+    h('h1', { tabindex: -1 }, 'Local mailbox'),
+    h(
+      'p',
+      null,
+      'This sandbox sends no email: messages land here instead. ',
+      h('a', { href: '/' }, 'Back to sealpay'),
+    ),
+    refresh,
+    status,
+    list,
+  );
+}
