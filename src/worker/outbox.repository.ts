@@ -170,6 +170,43 @@ export async function assignBatch(db: DbOrTx, ids: readonly string[]): Promise<s
   });
 }
 
+/**
+ * Of these rows, those whose wallet still has earlier money going out that is not finished and not among them (a
+ * mint, a redeem, a transfer sent alone or in another batch). A batch is signed by the operator, outside the
+ * wallet's own nonce order, so such a row would otherwise overtake what its wallet asked for before it.
+ */
+export async function findRowsBehindEarlierWork(db: DbOrTx, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const list = sql.join(
+    ids.map((id) => sql`${id}`),
+    sql`, `,
+  );
+  const behind = await rows<{ id: string }>(
+    db,
+    sql`select r.id from transactions r
+        where r.id in (${list})
+          and exists (
+            select 1 from transactions e
+            where e.wallet_id = r.wallet_id
+              and e.direction = 'out'
+              and e.status in ('QUEUED', 'PENDING', 'SETTLING')
+              and (e.created_at, e.id) < (r.created_at, r.id)
+              and e.id not in (${list}))`,
+  );
+  return behind.map((row) => row.id);
+}
+
+/** Leased rows put back to wait until `until`, without counting an attempt (nothing went wrong). */
+export async function deferLeased(
+  db: DbOrTx,
+  leased: readonly Pick<TransactionRow, 'id' | 'leaseOwner'>[],
+  until: Date,
+): Promise<void> {
+  for (const row of leased) {
+    await updateLeased(db, row, { nextAttemptAt: until, leaseOwner: null, leaseUntil: null });
+  }
+}
+
 /** The legs of a batch, in their order. */
 export function findBatchLegs(db: DbOrTx, batchId: string): Promise<TransactionRow[]> {
   return db

@@ -26,8 +26,10 @@ import type { TransactionRow, WalletRow } from '../../../db/schema/index.ts';
 import type { OperationContext } from '../../../deps.ts';
 import {
   assignBatch,
+  deferLeased,
   dissolveBatch,
   findBatchLegs,
+  findRowsBehindEarlierWork,
   findTransactionById,
   transition,
 } from '../../../worker/outbox.repository.ts';
@@ -37,6 +39,9 @@ import { PreflightError, RevertedError, settle, submitOnce } from '../../../work
 import { openWalletKey } from '../../wallets/custody.ts';
 import { recordBatcherGrant } from '../../wallets/wallets.repository.ts';
 import { transactionWallet } from '../../wallets/wallets.service.ts';
+
+/** How soon a transfer that waits behind earlier money of its wallet is looked at again. */
+const WAIT_BEHIND_EARLIER_MS = 250;
 
 /** How long a wallet's grant lasts, and how long before its end it is renewed. */
 const GRANT_SECONDS = 90 * 24 * 3600;
@@ -156,7 +161,22 @@ export async function runTransferBatch(
 ): Promise<TransactionRow[]> {
   const batcher = ctx.network.transferBatcher;
   if (!batcher || rows.length < 2) return rows;
-  const byWallet = Map.groupBy(rows, (row) => row.walletId);
+  const { db } = ctx.deps.database;
+  const behind = new Set(
+    await findRowsBehindEarlierWork(
+      db,
+      rows.map((row) => row.id),
+    ),
+  );
+  if (behind.size > 0) {
+    // They join a later batch, once what their wallet asked for before them is finished.
+    const waiting = rows.filter((row) => behind.has(row.id));
+    await deferLeased(db, waiting, new Date(ctx.deps.clock.now().getTime() + WAIT_BEHIND_EARLIER_MS));
+  }
+  const byWallet = Map.groupBy(
+    rows.filter((row) => !behind.has(row.id)),
+    (row) => row.walletId,
+  );
   const alone: TransactionRow[] = [];
   const ready: TransactionRow[] = [];
   await Promise.all(
@@ -182,7 +202,7 @@ export async function runTransferBatch(
       const rowsOfBatch = legs.map((leg) => leg.row);
       if (rowsOfBatch.length < 2) return rowsOfBatch;
       const joined = await assignBatch(
-        ctx.deps.database.db,
+        db,
         rowsOfBatch.map((row) => row.id),
       );
       const left = rowsOfBatch.filter((row) => !joined.includes(row.id));
