@@ -105,9 +105,9 @@ describe('two services in one process', () => {
 
   it('wake only their own workers', async () => {
     const woken: string[] = [];
-    const stopFirst = first.deps.workSignal.subscribe(() => woken.push('first'));
-    const stopSecond = second.deps.workSignal.subscribe(() => woken.push('second'));
-    first.deps.workSignal.notify();
+    const stopFirst = first.deps.workSignal.subscribe('transactions', () => woken.push('first'));
+    const stopSecond = second.deps.workSignal.subscribe('transactions', () => woken.push('second'));
+    first.deps.workSignal.notify('transactions');
     expect(woken).toEqual(['first']);
     stopFirst();
     stopSecond();

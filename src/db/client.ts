@@ -42,8 +42,8 @@ export interface Database {
    */
   withLock<T>(key: string, work: (db: Db) => Promise<T>): Promise<T>;
   readonly notifications: {
-    notify(channel: string): Promise<void>;
-    listen(channel: string, onNotification: () => void): Promise<ChannelListener>;
+    notify(channel: string, payload: string): Promise<void>;
+    listen(channel: string, onNotification: (payload: string) => void): Promise<ChannelListener>;
   } | null;
 }
 
@@ -117,8 +117,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
           }
         }),
       notifications: {
-        async notify(channel) {
-          await pool.query('select pg_notify($1, $2)', [channel, '']);
+        async notify(channel, payload) {
+          await pool.query('select pg_notify($1, $2)', [channel, payload]);
         },
         async listen(channel, onNotification) {
           // Its own connection, outside the pool: a LISTEN lasts as long as the connection.
@@ -133,7 +133,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
             });
           });
           client.on('notification', (message) => {
-            if (message.channel === channel) onNotification();
+            if (message.channel === channel) onNotification(message.payload ?? '');
           });
           try {
             await client.connect();

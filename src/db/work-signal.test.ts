@@ -11,7 +11,7 @@ function nextWake(signal: WorkSignal): { woke: Promise<number>; stop: () => void
   const started = performance.now();
   let stop = () => {};
   const woke = new Promise<number>((resolve) => {
-    stop = signal.subscribe(() => resolve(performance.now() - started));
+    stop = signal.subscribe('transactions', () => resolve(performance.now() - started));
   });
   return { woke, stop };
 }
@@ -24,13 +24,21 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 describe('work signal in one process', () => {
-  it('wakes a subscriber of the same process', async () => {
+  it('wakes a subscriber of the same process, for its own queue only', async () => {
     const { database, drop } = await openTestDatabase();
     const signal = createWorkSignal(database, quiet);
+    let emailWakes = 0;
+    const stopEmail = signal.subscribe('email', () => {
+      emailWakes++;
+    });
     const { woke, stop } = nextWake(signal);
-    signal.notify();
+    signal.notify('transactions');
     await within(woke, 1000, 'local wake');
     stop();
+    expect(emailWakes).toBe(0);
+    signal.notify('email');
+    expect(emailWakes).toBe(1);
+    stopEmail();
     await signal.close();
     await database.close();
     await drop();
@@ -61,7 +69,7 @@ describe.skipIf(!process.env.DATABASE_URL)('work signal across processes (Postgr
     listening.stop();
 
     const across = nextWake(workerSignal);
-    apiSignal.notify();
+    apiSignal.notify('transactions');
     const latency = await within(across.woke, 2000, 'NOTIFY from the API process');
     across.stop();
     expect(latency).toBeLessThan(1000);
@@ -79,7 +87,7 @@ describe.skipIf(!process.env.DATABASE_URL)('work signal across processes (Postgr
     await within(reconnected.woke, 5000, 'reconnection');
     reconnected.stop();
     const again = nextWake(workerSignal);
-    apiSignal.notify();
+    apiSignal.notify('transactions');
     await within(again.woke, 2000, 'NOTIFY after reconnection');
     again.stop();
     await admin.end();

@@ -12,11 +12,21 @@ import type { Database } from './client.ts';
 export const WORK_CHANNEL = 'sealpay_work';
 const RECONNECT_MS = 1000;
 
+/**
+ * The queues a notification is for (the NOTIFY payload on PostgreSQL): a queued transfer wakes the transaction
+ * worker and not the email loop, and the other way round, so neither polls its table for the other's work.
+ */
+export const WORK_QUEUES = ['transactions', 'email'] as const;
+export type WorkQueue = (typeof WORK_QUEUES)[number];
+
 export interface WorkSignal {
-  /** Tells this process's worker and, on PostgreSQL, every other process's that work was queued. */
-  notify(): void;
-  /** Calls `listener` on every notification (starts listening across processes); returns the unsubscribe. */
-  subscribe(listener: () => void): () => void;
+  /** Tells this process's loop for `queue` and, on PostgreSQL, every other process's that work was queued. */
+  notify(queue: WorkQueue): void;
+  /**
+   * Calls `listener` on every notification for `queue` (starts listening across processes); returns the
+   * unsubscribe.
+   */
+  subscribe(queue: WorkQueue, listener: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -27,7 +37,16 @@ interface Logger {
 export function createWorkSignal(database: Database, logger: Logger): WorkSignal {
   const events = new EventEmitter();
   events.setMaxListeners(100);
-  const wake = () => events.emit('work');
+  const wake = (queue: WorkQueue) => events.emit(queue);
+  // After a reconnection every queue may have missed something.
+  const wakeAll = () => {
+    for (const queue of WORK_QUEUES) wake(queue);
+  };
+  const onNotification = (payload: string) => {
+    const queue = WORK_QUEUES.find((known) => known === payload);
+    if (queue) wake(queue);
+    else wakeAll();
+  };
   const notifications = database.notifications;
   let closed = false;
   let connecting: Promise<void> | null = null;
@@ -38,7 +57,7 @@ export function createWorkSignal(database: Database, logger: Logger): WorkSignal
     if (!notifications || closed || connecting || listener) return;
     connecting = (async () => {
       try {
-        const opened = await notifications.listen(WORK_CHANNEL, wake);
+        const opened = await notifications.listen(WORK_CHANNEL, onNotification);
         if (closed) {
           await opened.close();
           return;
@@ -50,7 +69,7 @@ export function createWorkSignal(database: Database, logger: Logger): WorkSignal
           logger.warn({ err: error }, 'work notifications: connection lost; reconnecting');
           scheduleRetry();
         });
-        wake();
+        wakeAll();
       } catch (error) {
         logger.warn({ err: error }, 'work notifications: cannot LISTEN; workers poll until it can');
         scheduleRetry();
@@ -69,16 +88,16 @@ export function createWorkSignal(database: Database, logger: Logger): WorkSignal
   };
 
   return {
-    notify() {
-      wake();
-      notifications?.notify(WORK_CHANNEL).catch((error: unknown) => {
+    notify(queue) {
+      wake(queue);
+      notifications?.notify(WORK_CHANNEL, queue).catch((error: unknown) => {
         logger.warn({ err: error }, 'work notification not sent; workers will poll');
       });
     },
-    subscribe(onWork) {
-      events.on('work', onWork);
+    subscribe(queue, onWork) {
+      events.on(queue, onWork);
       listen();
-      return () => events.off('work', onWork);
+      return () => events.off(queue, onWork);
     },
     async close() {
       closed = true;

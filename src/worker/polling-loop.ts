@@ -4,7 +4,7 @@
  * The email and webhook deliveries run on it beside the worker.
  */
 
-import type { WorkSignal } from '../db/work-signal.ts';
+import type { WorkQueue, WorkSignal } from '../db/work-signal.ts';
 import type { Logger } from '../lib/logger.ts';
 
 export interface PollingLoopOptions {
@@ -12,7 +12,7 @@ export interface PollingLoopOptions {
   round: () => Promise<number>;
   pollMs: number;
   /** Wakes an idle loop early; a notification during a round starts the next round at once. */
-  signal?: WorkSignal;
+  signal?: { source: WorkSignal; queue: WorkQueue };
   logger: Logger;
   /** Logged with the error when a round throws (the loop goes on after its wait). */
   failureMessage: string;
@@ -24,7 +24,7 @@ export function startPollingLoop(options: PollingLoopOptions): () => Promise<voi
   let wake: (() => void) | null = null;
   let notified = false;
   const unsubscribe =
-    options.signal?.subscribe(() => {
+    options.signal?.source.subscribe(options.signal.queue, () => {
       if (wake) wake();
       else notified = true;
     }) ?? (() => {});

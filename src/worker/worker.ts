@@ -229,7 +229,7 @@ export async function startWorker(deps: Deps, logger: Logger): Promise<() => Pro
   // A notification that arrives while the loop is claiming is kept for the next round rather than lost.
   let notified = false;
   // Requests notify when they queue work (deps.workSignal, across processes on PostgreSQL): no waiting for a poll.
-  const unsubscribe = deps.workSignal.subscribe(() => {
+  const unsubscribe = deps.workSignal.subscribe('transactions', () => {
     if (wake) wake();
     else notified = true;
   });

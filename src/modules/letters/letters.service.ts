@@ -185,7 +185,7 @@ export async function refundLetter(
       updatedAt: now,
     });
   });
-  if (moved) deps.workSignal.notify();
+  if (moved) deps.workSignal.notify('transactions');
   return moved;
 }
 

@@ -43,7 +43,7 @@ export async function queueEmail(
     deps.clock.now(),
   );
   // Heard after the commit at the latest on the next poll; usually at once.
-  deps.workSignal.notify();
+  deps.workSignal.notify('email');
 }
 
 /** Queues a security notice to the account's address (see `queueEmail` for `db`). */
@@ -107,7 +107,7 @@ export function startEmailDelivery(deps: Deps, logger: Logger): () => Promise<vo
   return startPollingLoop({
     round: () => deliverDueEmails(deps, logger),
     pollMs: Math.max(500, deps.config.worker.pollMs),
-    signal: deps.workSignal,
+    signal: { source: deps.workSignal, queue: 'email' },
     logger,
     failureMessage: 'email delivery failed',
   });

@@ -103,7 +103,7 @@ async function queueTransaction(deps: Deps, request: QueueRequest): Promise<Tran
         requestHash: request.idempotencyKey ? requestHash : null,
       }),
     );
-    deps.workSignal.notify();
+    deps.workSignal.notify('transactions');
     return row;
   } catch (error) {
     if (request.idempotencyKey && isUniqueViolation(error)) {
