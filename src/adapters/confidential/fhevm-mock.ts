@@ -42,6 +42,60 @@ function serialQueue(): <T>(work: () => Promise<T>) => Promise<T> {
   };
 }
 
+interface PendingQuery {
+  handles: string[];
+  resolve: (values: string[]) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Decryption queries that arrive while a pass of the coprocessor runs share the next pass: one replay of the new
+ * chain events and one lookup for all their handles, instead of one serialized pass each (20 concurrent claims made
+ * 40 passes, each re-reading the same blocks). A combined pass that fails is retried query by query, so that one bad
+ * handle fails only its own query.
+ */
+function coalescingQuery(
+  runSerially: <T>(work: () => Promise<T>) => Promise<T>,
+  query: (handles: string[]) => Promise<string[]>,
+): (handles: string[]) => Promise<string[]> {
+  let waiting: PendingQuery[] = [];
+  let draining = false;
+  const runOne = async (pending: PendingQuery) => {
+    try {
+      pending.resolve(await runSerially(() => query(pending.handles)));
+    } catch (error) {
+      pending.reject(error);
+    }
+  };
+  const drain = async () => {
+    draining = true;
+    while (waiting.length > 0) {
+      const batch = waiting;
+      waiting = [];
+      if (batch.length === 1) {
+        await runOne(batch[0] as PendingQuery);
+        continue;
+      }
+      const all = [...new Set(batch.flatMap((pending) => pending.handles.map((h) => h.toLowerCase())))];
+      try {
+        const values = await runSerially(() => query(all));
+        const byHandle = new Map(all.map((handle, i) => [handle, values[i] as string]));
+        for (const pending of batch) {
+          pending.resolve(pending.handles.map((handle) => byHandle.get(handle.toLowerCase()) as string));
+        }
+      } catch {
+        for (const pending of batch) await runOne(pending);
+      }
+    }
+    draining = false;
+  };
+  return (handles) =>
+    new Promise<string[]>((resolve, reject) => {
+      waiting.push({ handles, resolve, reject });
+      if (!draining) void drain();
+    });
+}
+
 export interface MockFhevm {
   instance: MockFhevmInstance;
   addresses: HostAddresses;
@@ -117,6 +171,9 @@ export async function createMockFhevm(
   };
 
   const decryptOneAtATime = serialQueue();
+  const queryHandles = coalescingQuery(decryptOneAtATime, (handles) =>
+    coprocessor.queryHandlesBytes32AsHex(handles),
+  );
   const kmsVerifier = repository.kmsVerifier;
   const inputVerifier = repository.inputVerifier;
   const metadata: relayer.RelayerMetadata & {
@@ -170,15 +227,13 @@ export async function createMockFhevm(
 
   const userDecryptResponse = async (pairs: { handle: string }[]) => {
     const handles = pairs.map((p) => `0x${BigInt(p.handle).toString(16).padStart(64, '0')}`);
-    const decrypted = await decryptOneAtATime(() => coprocessor.queryHandlesBytes32AsHex(handles));
+    const decrypted = await queryHandles(handles);
     return { payload: { decrypted_values: decrypted }, signature: ZERO_HASH };
   };
 
   const publicDecrypt = async (payload: unknown) => {
     relayer.assertIsRelayerV1PublicDecryptPayload(payload);
-    const clearTexts = await decryptOneAtATime(() =>
-      coprocessor.queryHandlesBytes32AsHex(payload.ciphertextHandles),
-    );
+    const clearTexts = await queryHandles(payload.ciphertextHandles);
     const signed = await kmsVerifier.computeDecryptionSignatures(
       payload.ciphertextHandles,
       clearTexts,
