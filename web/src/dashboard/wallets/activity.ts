@@ -42,7 +42,12 @@ export interface Activity {
 export function activityList(
   ctx: Ctx,
   status: HTMLElement,
-  hooks: { alongside: () => Promise<void>; settled: (walletIds: Set<string>) => Promise<void> },
+  hooks: {
+    alongside: () => Promise<void>;
+    settled: (walletIds: Set<string>) => Promise<void>;
+    /** Each read of the list, with the statuses its transactions had before it (announced to screen readers). */
+    changed?: (before: Map<string, string>, items: Transaction[]) => void;
+  },
 ): Activity {
   const element = h('div', { class: 'activity' });
   let transactions: Page<Transaction> = {
@@ -187,6 +192,7 @@ export function activityList(
     transactions = list;
     polledAt = Date.now();
     if (changed) renderActivity();
+    hooks.changed?.(before, list.items);
     await hooks.settled(
       new Set(
         list.items

@@ -15,6 +15,8 @@ export interface WalletCards {
   loadGas(): Promise<void>;
   /** Decrypts again the revealed balances of `walletIds` (one of their transactions completed). */
   refreshRevealed(walletIds: Iterable<string>): Promise<void>;
+  /** The public STABLE of a wallet as last read, or null before the first read. */
+  publicBalance(walletId: string): string | null;
 }
 
 /**
@@ -152,6 +154,7 @@ export function walletCards(ctx: Ctx, status: HTMLElement, walletsChanged: () =>
 
   return {
     element,
+    publicBalance: (walletId) => gas.get(walletId)?.normal.amount ?? null,
     render() {
       if (ctx.wallets.length === 0) {
         replace(element, h('p', { class: 'empty' }, 'No wallets yet. Create one below to get started.'));
