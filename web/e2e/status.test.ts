@@ -125,6 +125,10 @@ describe('move money: balances, reasons and live status', () => {
     const mints = (await transactionsOf(other)).filter((t) => t.type === 'MINT');
     expect(mints.map((t) => t.amount)).toEqual(['80.00']);
     await expect.poll(() => available(page)).toBe('Available: 20.00 STABLE');
+    // The Activity's live region announced the mint made elsewhere when the list read it.
+    const activityAnnouncer = page.locator('[data-announcer="activity"]');
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await expect.poll(() => activityAnnouncer.textContent()).toContain('Mint of 80.00 cSTABLE confirmed.');
 
     // Transfer: the confidential balance (80) is decrypted into the form. Another client then spends 70 of it;
     // the form still allows 50, the service queues it, and it FAILS on-chain with the service's reason.
@@ -144,7 +148,9 @@ describe('move money: balances, reasons and live status', () => {
     const { transaction: failed } = await other.call<{ transaction: Tx }>('GET', `/transactions/${failedId}`);
     expect(failed.status).toBe('FAILED');
     expect(failed.error).toBeTruthy();
-    expect(await newestLine(page).textContent()).toBe(`Transfer of 50.00 cSTABLE failed: ${failed.error}`);
+    expect(await newestLine(page).locator('.op-text').textContent()).toBe(
+      `Transfer of 50.00 cSTABLE failed: ${failed.error}`,
+    );
     await expect
       .poll(() => announcer.textContent())
       .toBe(`Transfer of 50.00 cSTABLE failed: ${failed.error}`);
@@ -213,6 +219,35 @@ describe('move money: balances, reasons and live status', () => {
       .poll(async () => (await transactionsOf(other)).filter((t) => t.type === 'FUND').length)
       .toBe(2);
     await finish(session, 'status-hanging-request');
+  });
+
+  it('words a field the service refused for people (a letter to an unknown country code)', async () => {
+    const session = await openSession(browser);
+    const { page } = session;
+    await page.goto('/');
+    await signUpInPage(page, uniqueEmail('wording'));
+    await page.getByRole('heading', { name: 'Wallets', level: 1 }).waitFor();
+    await addWallet(page, 'Main');
+    await page.getByRole('link', { name: 'Letters' }).click();
+    const form = page.getByRole('form', { name: 'Create a letter of value' });
+    await form.getByLabel('Amount (cSTABLE)').fill('1,000.50');
+    await form.getByLabel('Recipient name').fill('Robin Recipient');
+    await form.getByLabel('Address line 1').fill('1 Main Street');
+    await form.getByLabel('City').fill('Springfield');
+    await form.getByLabel('State or region').fill('IL');
+    await form.getByLabel('Country code').fill('ZZ');
+    const [answer] = await Promise.all([
+      page.waitForResponse(
+        (r) => r.request().method() === 'POST' && r.url().endsWith('/api/v1/transfer/letter'),
+      ),
+      form.getByRole('button', { name: 'Escrow and create letter' }).click(),
+    ]);
+    // The app's display format was taken as an amount (it was sent); the refusal is about the country only.
+    expect(answer.status()).toBe(400);
+    expect(await page.getByText('The amount is not valid').count()).toBe(0);
+    await alert(page, 'Please check the country: use a real two-letter country code, such as US, GB or DE.');
+    expect(await page.getByText('ISO 3166').count()).toBe(0);
+    await finish(session, 'status-plain-validation-words');
   });
 
   it('clears a stale error when the service answers again', async () => {

@@ -106,21 +106,22 @@ const PLAIN: Record<ErrorCode | TransactionErrorCode | ClientErrorCode, string |
  * meant for developers: "must be an ISO 3166-1 alpha-2 country code").
  */
 const FIELDS: Record<string, string> = {
-  country: 'Country: use a real two-letter country code, such as US, GB or DE',
-  postal: 'Postal code: check it',
-  line1: 'Street address: fill it in',
-  city: 'City: fill it in',
-  region: 'State or region: check it',
-  name: 'Name: check it (at most 200 characters)',
-  amount: 'Amount: a positive amount such as 25 or 1,000.50, with at most 6 decimals',
-  to: 'Recipient: an address of 0x followed by 40 hexadecimal characters',
-  email: 'Email: check the address',
-  password: 'Password: check it',
-  newPassword: 'New password: 10 to 200 characters with an uppercase letter, a lowercase letter and a digit',
-  memo: 'Memo: at most 140 characters',
-  url: 'Address: a full https:// address',
-  expiresInDays: 'Expiry: a number of days',
-  label: 'Label: at most 100 characters',
+  country: 'the country: use a real two-letter country code, such as US, GB or DE',
+  postal: 'the postal code',
+  line1: 'the street address',
+  city: 'the city',
+  region: 'the state or region',
+  name: 'the name (at most 200 characters)',
+  amount: 'the amount: a positive amount such as 25 or 1,000.50, with at most 6 decimals',
+  to: 'the recipient: an address of 0x followed by 40 hexadecimal characters',
+  email: 'the email address',
+  password: 'the password',
+  newPassword:
+    'the new password: 10 to 200 characters with an uppercase letter, a lowercase letter and a digit',
+  memo: 'the memo (at most 500 characters)',
+  url: 'the address: a full https:// address',
+  expiresInDays: 'the expiry: a whole number of days from 1 to 365',
+  label: 'the label (at most 100 characters)',
 };
 
 function fieldWords(path: string | undefined, message: string | undefined): string {
@@ -159,7 +160,7 @@ export function plainError(error: unknown): string {
             .filter(Boolean),
         ),
       ];
-      return parts.length ? `Please check: ${parts.join('; ')}.` : (PLAIN.validation_error ?? error.message);
+      return parts.length ? `Please check ${parts.join('; ')}.` : (PLAIN.validation_error ?? error.message);
     }
     return plainCode(error.code, error.message);
   }

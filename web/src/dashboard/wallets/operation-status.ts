@@ -64,7 +64,8 @@ export function statusLines(): StatusLines {
 
   function add(what: string): StatusLine {
     const text = h('span', { class: 'op-text' }, `${what}: sending…`);
-    const badge = h('span', { class: 'op-badge' });
+    // The badge is the colour cue of the sentence next to it, which says the same: not read twice.
+    const badge = h('span', { class: 'op-badge', 'aria-hidden': 'true' });
     const extra = h('span', { class: 'op-extra' });
     const line = h('li', { class: 'op-line', 'data-status': 'SENDING' }, badge, ' ', text, ' ', extra);
     list.prepend(line);

@@ -67,16 +67,20 @@ export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
     // Balances shown decrypted go stale when one of their transactions completes: read them again.
     settled: (walletIds) => cards.refreshRevealed(walletIds),
     changed(before, items) {
-      const sentences = primed
-        ? items
-            .filter((tx) => !moveSlot.querySelector(`[data-tx-id="${CSS.escape(tx.id)}"]`))
-            .filter((tx) => {
-              const was = before.get(tx.id);
-              if (was === undefined) return tx.direction === 'in';
-              return was !== tx.status && IN_FLIGHT.includes(was) && !IN_FLIGHT.includes(tx.status);
-            })
-            .map(activitySentence)
-        : [];
+      // Another page of the list (nothing in common with the one before) is not news.
+      const samePage = before.size === 0 || items.some((tx) => before.has(tx.id));
+      const sentences =
+        primed && samePage
+          ? items
+              .filter((tx) => !moveSlot.querySelector(`[data-tx-id="${CSS.escape(tx.id)}"]`))
+              .filter((tx) => {
+                const was = before.get(tx.id);
+                // New on the list (received, or made elsewhere: another session, an API key), or just ended.
+                if (was === undefined) return true;
+                return was !== tx.status && IN_FLIGHT.includes(was) && !IN_FLIGHT.includes(tx.status);
+              })
+              .map(activitySentence)
+          : [];
       primed = true;
       if (sentences.length > 0) activityAnnouncer.textContent = sentences.join(' ');
     },
