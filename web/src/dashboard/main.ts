@@ -180,6 +180,7 @@ function showPublicPage(): boolean {
   const token = resetTokenOf(location.hash);
   if (token !== null) {
     stopTimers();
+    generation += 1;
     ctx = null;
     renderNav(null);
     renderAccount(null);
@@ -193,6 +194,7 @@ function showPublicPage(): boolean {
   }
   if (location.hash === '#/mailbox') {
     stopTimers();
+    generation += 1;
     document.title = 'Local mailbox · sealpay';
     replace(main, mailboxPage());
     return true;

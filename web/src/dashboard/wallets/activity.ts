@@ -9,11 +9,12 @@ import {
   saveFile,
   shortHex,
   showError,
+  showFailure,
   showInfo,
   statusBadge,
   txLink,
 } from '../../dom.ts';
-import { plainCode, plainError } from '../../errors.ts';
+import { plainCode } from '../../errors.ts';
 import { formatAmount } from '../../money.ts';
 import { IN_FLIGHT, type Page, type Transaction } from '../../types.ts';
 import { type Ctx, walletName } from '../context.ts';
@@ -76,7 +77,7 @@ export function activityList(
             : 'This transaction failed before reaching the chain, so it has no receipt.',
         );
       } else {
-        showError(status, plainError(error));
+        showFailure(status, error);
       }
     } finally {
       button.disabled = false;

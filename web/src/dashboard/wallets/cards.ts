@@ -1,8 +1,7 @@
 /** The wallet cards: address, gas and public balances (polled), and the confidential balance revealed on demand. */
 
 import { get, post, query } from '../../api.ts';
-import { copyButton, h, replace, showError, uid } from '../../dom.ts';
-import { plainError } from '../../errors.ts';
+import { copyButton, h, replace, showFailure, uid } from '../../dom.ts';
 import { formatAmount, formatGas } from '../../money.ts';
 import type { Balance, GasRecord, Wallet } from '../../types.ts';
 import type { Ctx } from '../context.ts';
@@ -85,7 +84,7 @@ export function walletCards(ctx: Ctx, status: HTMLElement, walletsChanged: () =>
     } catch (error) {
       button.disabled = false;
       button.textContent = 'Reveal';
-      showError(status, plainError(error));
+      showFailure(status, error);
     }
   }
 
@@ -116,7 +115,7 @@ export function walletCards(ctx: Ctx, status: HTMLElement, walletsChanged: () =>
         await ctx.reloadWallets();
         walletsChanged();
       } catch (error) {
-        showError(status, plainError(error));
+        showFailure(status, error);
       }
     });
     return h(

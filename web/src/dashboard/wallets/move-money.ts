@@ -116,34 +116,39 @@ export function moveMoneyForm(ctx: Ctx, hooks: MoveMoneyHooks): MoveMoneyForm {
     confidential.set(walletId, balances[0]?.confidential.amount ?? null);
   }
 
+  /** The available line is a live region: it changes (and is announced) only when its words do. */
+  function say(text: string): void {
+    if (available.textContent !== text) available.textContent = text;
+  }
+
   function showAvailable(): void {
     const op = selected();
     if (op === 'fund') {
-      available.textContent = `The sandbox faucet gives up to ${formatAmount(FAUCET_CAP)} STABLE per account in 24 hours.`;
+      say(`The sandbox faucet gives up to ${formatAmount(FAUCET_CAP)} STABLE per account in 24 hours.`);
       return;
     }
     const known = availableFor(op);
     if (known) {
-      available.textContent = `Available: ${formatAmount(known.amount)} ${known.token}`;
+      say(`Available: ${formatAmount(known.amount)} ${known.token}`);
       available.setAttribute('data-available', known.amount);
       return;
     }
     available.removeAttribute('data-available');
     if (op === 'mint') {
-      available.textContent = 'Available: reading the balance…';
+      say('Available: reading the balance…');
       return;
     }
     if (confidential.has(wallet.value)) {
-      available.textContent = 'Available: only the wallet’s owner can decrypt this balance.';
+      say('Available: only the wallet’s owner can decrypt this balance.');
       return;
     }
-    available.textContent = 'Available: decrypting the confidential balance…';
+    say('Available: decrypting the confidential balance…');
     const walletId = wallet.value;
     if (reading === walletId) return;
     reading = walletId;
     void readConfidential(walletId)
       .catch(() => {
-        available.textContent = 'Available: the confidential balance could not be read just now.';
+        say('Available: the confidential balance could not be read just now.');
       })
       .finally(() => {
         reading = null;
