@@ -296,5 +296,10 @@ export async function move(
   await form.getByLabel('Amount').fill(amount);
   if (to) await form.getByLabel('Recipient address').fill(to);
   await form.getByRole('button', { name: op }).click();
-  await notice(page, `${op} of`);
+  // The operation's own status line, once the service queued it (it carries the transaction's id).
+  await form
+    .locator('.op-line[data-tx-id]')
+    .filter({ hasText: `${op} of` })
+    .first()
+    .waitFor({ timeout: 30_000 });
 }

@@ -33,6 +33,29 @@ export interface CallOptions {
   headers?: Record<string, string>;
   /** Do not call the session-lost listener on 401 (login forms, session probes). */
   quiet401?: boolean;
+  /** Give up after this long: a SealpayError `timeout` (default `DEFAULT_TIMEOUT_MS`). */
+  timeoutMs?: number;
+}
+
+/** No call waits forever: past this it fails with `timeout`, and whatever waited on it (a button) is freed. */
+export const DEFAULT_TIMEOUT_MS = 60_000;
+
+/** The service itself was in trouble (no answer, a timeout, a 5xx): the same request may well succeed later. */
+export function isServiceTrouble(error: unknown): boolean {
+  return error instanceof SealpayError && (error.status === 0 || error.status >= 500);
+}
+
+/** `startedAt`: when the answered call was sent (`performance.now()`). */
+type AnsweredListener = (startedAt: number) => void;
+const answered = new Set<AnsweredListener>();
+
+/** Called after every call the service answered (any status below 500): its trouble before that call is over. */
+export function onServiceAnswered(listener: AnsweredListener): void {
+  answered.add(listener);
+}
+
+function reportAnswered(startedAt: number): void {
+  for (const listener of answered) listener(startedAt);
 }
 
 function reportSessionLost(error: unknown, options: CallOptions): void {
@@ -56,13 +79,17 @@ export async function api<T>(
   body?: unknown,
   options: CallOptions = {},
 ): Promise<T> {
+  const startedAt = performance.now();
   try {
     const data = await client.request(method.toLowerCase() as Method, path as never, {
       ...(body === undefined ? {} : { body: body as never }),
       ...(options.headers ? { headers: options.headers } : {}),
+      signal: AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
     });
+    reportAnswered(startedAt);
     return data as T;
   } catch (error) {
+    if (error instanceof SealpayError && !isServiceTrouble(error)) reportAnswered(startedAt);
     reportSessionLost(error, options);
     throw error;
   }
@@ -70,7 +97,7 @@ export async function api<T>(
 
 /** A binary download (PDF): resolves to the blob, rejects with a SealpayError when the envelope says so. */
 export async function apiBlob(path: string, expectedType: string): Promise<Blob> {
-  const blob = await client.download(path);
+  const blob = await client.download(path, { signal: AbortSignal.timeout(DEFAULT_TIMEOUT_MS) });
   if (!blob.type.startsWith(expectedType)) {
     throw new SealpayError({
       status: 200,
@@ -98,3 +125,5 @@ export function query(params: Record<string, string | number | undefined>): stri
 export function idempotencyKey(): Record<string, string> {
   return { 'Idempotency-Key': newIdempotencyKey() };
 }
+
+export { newIdempotencyKey };

@@ -1,3 +1,4 @@
+import { isServiceTrouble } from './api.ts';
 import { plainError } from './errors.ts';
 /**
  * A tiny DOM builder: `h('button', {type: 'button', onclick: fn}, 'Save')`. No framework, no inline HTML strings
@@ -112,6 +113,25 @@ export function showError(area: Element, message: string): void {
   replace(area, h('p', { class: 'error', role: 'alert' }, message));
 }
 
+/** Marks the failures that the next answer of the service makes stale (`clearStaleFailures`). */
+const STALE_MARK = 'data-shown-at';
+
+/**
+ * A failure in plain words. One caused by the service's own trouble (no answer, a 5xx) is stale once the service
+ * answers a request sent after it was shown: `clearStaleFailures` then removes it.
+ */
+export function showFailure(area: Element, error: unknown): void {
+  showError(area, plainError(error));
+  if (isServiceTrouble(error)) area.firstElementChild?.setAttribute(STALE_MARK, String(performance.now()));
+}
+
+/** Removes the service-trouble failures shown before a request that started at `startedAt` was answered. */
+export function clearStaleFailures(startedAt: number): void {
+  for (const element of document.querySelectorAll<HTMLElement>(`[${STALE_MARK}]`)) {
+    if (Number(element.getAttribute(STALE_MARK)) < startedAt) element.remove();
+  }
+}
+
 /**
  * A form's submit: the previous message cleared, the button disabled while `work` runs, and a failure shown in
  * `status` in plain words.
@@ -129,7 +149,7 @@ export function onSubmit(
     try {
       await work();
     } catch (error) {
-      showError(status, plainError(error));
+      showFailure(status, error);
     } finally {
       submit.disabled = false;
     }

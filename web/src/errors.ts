@@ -64,31 +64,34 @@ const PLAIN: Record<ErrorCode | TransactionErrorCode | ClientErrorCode, string |
   wallet_limit_reached: 'You already have 10 wallets, the most an account can hold.',
   wallet_exists: 'This address is already registered.',
   wallet_not_custodial: 'Watch-only wallets can receive but cannot send.',
-  insufficient_balance: 'The wallet does not hold enough for this.',
+  // The service says how much the wallet holds and what was asked: its own words say it best.
+  insufficient_balance: null,
   invalid_amount: 'Enter a positive decimal amount, such as 25 or 12.50.',
   invalid_recipient: 'The recipient is not a valid address (0x followed by 40 hexadecimal characters).',
   idempotency_conflict: 'This request was already sent with different details. Reload and try again.',
-  faucet_cap_exceeded: 'The faucet limit for the last 24 hours is reached.',
-  faucet_failed: 'The faucet could not fund the wallet.',
-  mint_failed: 'Minting failed on-chain; nothing moved.',
-  transfer_failed: 'The transfer failed on-chain; nothing moved.',
-  redeem_failed: 'Redeeming failed on-chain; nothing moved.',
+  faucet_cap_exceeded:
+    'The sandbox faucet gives at most 1,000 test STABLE per account in any 24 hours, and this would pass it. Ask for less, or try again tomorrow.',
+  faucet_failed: 'The faucet could not fund the wallet. Nothing moved; please try again.',
+  // The service names the reason (a balance too low, a refusal on-chain): shown as it gave it.
+  mint_failed: null,
+  transfer_failed: null,
+  redeem_failed: null,
   fhe_credentials_missing: 'Confidential operations are not configured on this service.',
   receipt_unavailable: 'No receipt yet: the transaction has not reached the chain.',
   refund_failed: null,
   invalid_nota: null,
   invalid_passphrase: null,
   invalid_api_key: null,
-  upstream_error: null,
+  upstream_error: 'A service we depend on did not answer. Please try again in a moment.',
   configuration_missing: null,
-  service_unavailable: null,
+  service_unavailable: 'The service is busy or restarting. Please try again in a moment.',
   // generic
   invalid_request: null,
-  request_timeout: null,
+  request_timeout: 'The request took too long to arrive. Please try again.',
   payload_too_large: null,
   unsupported_media_type: null,
   request_headers_too_large: null,
-  unexpected_response: null,
+  unexpected_response: 'The service sent an answer the app could not read. Reload the page and try again.',
   rate_limited: 'Too many attempts. Please try again later.',
   validation_error: 'Some fields are not valid.',
   invalid_json: 'The request was malformed.',
@@ -97,6 +100,38 @@ const PLAIN: Record<ErrorCode | TransactionErrorCode | ClientErrorCode, string |
   network_error: 'The service could not be reached. Check your connection and try again.',
   timeout: 'The service took too long to answer. Check your activity before trying again.',
 };
+
+/**
+ * Request fields by the last part of their path, in words people know (the service's validation messages are
+ * meant for developers: "must be an ISO 3166-1 alpha-2 country code").
+ */
+const FIELDS: Record<string, string> = {
+  country: 'the country: use a real two-letter country code, such as US, GB or DE',
+  postal: 'the postal code',
+  line1: 'the street address',
+  city: 'the city',
+  region: 'the state or region',
+  name: 'the name (at most 200 characters)',
+  amount: 'the amount: a positive amount such as 25 or 1,000.50, with at most 6 decimals',
+  to: 'the recipient: an address of 0x followed by 40 hexadecimal characters',
+  email: 'the email address',
+  password: 'the password',
+  newPassword:
+    'the new password: 10 to 200 characters with an uppercase letter, a lowercase letter and a digit',
+  memo: 'the memo (at most 500 characters)',
+  url: 'the address: a full https:// address',
+  expiresInDays: 'the expiry: a whole number of days from 1 to 365',
+  label: 'the label (at most 100 characters)',
+};
+
+function fieldWords(path: string | undefined, message: string | undefined): string {
+  const name = (path ?? '').split(/[./]/).filter(Boolean).pop() ?? '';
+  if (Object.hasOwn(FIELDS, name)) return FIELDS[name] as string;
+  return `${path ? `${path}: ` : ''}${message ?? ''}`;
+}
+
+/** Messages of browser errors (a fetch that could not connect), which are not for people. */
+const BROWSER_NOISE = /failed to fetch|networkerror|load failed|network request failed/i;
 
 function wordsOf(code: string): string | null {
   return Object.hasOwn(PLAIN, code) ? PLAIN[code as keyof typeof PLAIN] : null;
@@ -118,15 +153,43 @@ export function plainError(error: unknown): string {
         : (PLAIN.rate_limited ?? error.message);
     }
     if (error.code === 'validation_error' && Array.isArray(error.details)) {
-      const parts = (error.details as { path?: string; message?: string }[])
-        .map((d) => `${d.path ? `${d.path}: ` : ''}${d.message ?? ''}`)
-        .filter(Boolean);
-      return parts.length ? `Some fields are not valid: ${parts.join('; ')}.` : error.message;
+      const parts = [
+        ...new Set(
+          (error.details as { path?: string; message?: string }[])
+            .map((d) => fieldWords(d.path, d.message))
+            .filter(Boolean),
+        ),
+      ];
+      return parts.length ? `Please check ${parts.join('; ')}.` : (PLAIN.validation_error ?? error.message);
     }
     return plainCode(error.code, error.message);
   }
-  if (error instanceof DOMException && error.name === 'NotAllowedError') {
-    return 'The passkey request was cancelled or timed out.';
+  if (error instanceof DOMException) {
+    if (error.name === 'NotAllowedError') return 'The passkey request was cancelled or timed out.';
+    if (error.name === 'TimeoutError') return PLAIN.timeout ?? error.message;
+    if (error.name === 'InvalidStateError') return 'This passkey is already registered on this device.';
+    if (error.name === 'SecurityError') return 'The browser refused this request for this site address.';
+    return 'The browser could not do this. Please try again.';
+  }
+  // Messages the app wrote itself are plain already; the browser's own (TypeError: Failed to fetch) are not.
+  if (error instanceof TypeError || (error instanceof Error && BROWSER_NOISE.test(error.message))) {
+    return PLAIN.network_error ?? 'The service could not be reached.';
   }
   return error instanceof Error ? error.message : String(error);
 }
+
+/**
+ * `plainError`, with words of the caller's for some codes: the same code can mean something else on a form
+ * (`invalid_credentials` in Settings is the current password, not the email or password of a log-in).
+ */
+export function plainErrorOn(error: unknown, words: Partial<Record<ErrorCode, string>>): string {
+  if (error instanceof ApiError && Object.hasOwn(words, error.code)) {
+    return words[error.code as ErrorCode] as string;
+  }
+  return plainError(error);
+}
+
+/** Settings forms that ask for the current password to confirm a change. */
+export const WRONG_CURRENT_PASSWORD: Partial<Record<ErrorCode, string>> = {
+  invalid_credentials: 'Your current password is not right. Type it again (it is the one you log in with).',
+};

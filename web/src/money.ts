@@ -5,10 +5,14 @@
 
 const AMOUNT = /^(?:0|[1-9][0-9]{0,17})(?:\.[0-9]{1,6})?$/;
 
-/** Trims and normalises `12.` / `.5` / `1,5` typing habits into a decimal string, or null if it is not one. */
+/**
+ * Trims and normalises typing habits into a decimal string, or null if it is not one: `12.` / `.5`, a decimal comma
+ * (`1,5`, `12,50`), and the app's own display format with thousands separators (`1,000.50`, `12,345`).
+ */
 export function parseAmountInput(raw: string): string | null {
   let value = raw.trim().replace(/\s+/g, '');
-  if (/^[0-9]*,[0-9]+$/.test(value)) value = value.replace(',', '.');
+  if (/^[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]*)?$/.test(value)) value = value.replaceAll(',', '');
+  else if (/^[0-9]*,[0-9]+$/.test(value)) value = value.replace(',', '.');
   if (value.startsWith('.')) value = `0${value}`;
   if (value.endsWith('.')) value = value.slice(0, -1);
   value = value.replace(/^0+(?=[0-9])/, '');
@@ -17,7 +21,17 @@ export function parseAmountInput(raw: string): string | null {
   return value;
 }
 
-export const AMOUNT_HINT = 'A positive decimal amount such as 25 or 12.50 (up to 6 decimals).';
+export const AMOUNT_HINT = 'A positive decimal amount such as 25, 12.50 or 1,000.50 (up to 6 decimals).';
+
+/** `a` − `b` as a sign (−1, 0, 1), for decimal strings of up to 18 decimals: exact, never through a float. */
+export function compareAmounts(a: string, b: string): number {
+  const scaled = (amount: string) => {
+    const [whole = '0', fraction = ''] = amount.replaceAll(',', '').split('.');
+    return BigInt(whole + fraction.padEnd(18, '0').slice(0, 18));
+  };
+  const difference = scaled(a) - scaled(b);
+  return difference === 0n ? 0 : difference > 0n ? 1 : -1;
+}
 
 /** Display helper: groups the integer part by thousands, leaving the digits exactly as the service sent them. */
 export function formatAmount(amount: string | null | undefined): string {

@@ -1,9 +1,10 @@
 /** The dashboard at `/`: wallets and money movement, letters, settings. Hash routes `#/wallets` and so on. */
 
-import { ApiError, get, onSessionLost, post } from '../api.ts';
+import { ApiError, get, onServiceAnswered, onSessionLost, post } from '../api.ts';
 import { authPanel } from '../auth.ts';
 import { networkBanner } from '../banner.ts';
-import { h, installSkipLink, replace } from '../dom.ts';
+import { clearStaleFailures, h, installSkipLink, replace } from '../dom.ts';
+import { plainError } from '../errors.ts';
 import { mailboxPage } from '../mailbox.ts';
 import { resetPasswordPage, resetTokenOf } from '../password-reset.ts';
 import type { NetworkInfo, User, Wallet } from '../types.ts';
@@ -27,6 +28,11 @@ const account = h('div', { class: 'account' });
 let network: NetworkInfo | null = null;
 let timers: number[] = [];
 let ctx: Ctx | null = null;
+/**
+ * Bumped by every navigation and every sign-in or sign-out: a view that finishes loading under an older number
+ * is dropped (it would paint over the sign-in form of an ended session, or over the view navigated to meanwhile).
+ */
+let generation = 0;
 
 function stopTimers(): void {
   for (const timer of timers) window.clearInterval(timer);
@@ -82,23 +88,44 @@ function renderAccount(user: User | null): void {
   replace(account, h('span', { class: 'who' }, user.email), logout);
 }
 
+/**
+ * The view's own context: the shared one, with timers that only start while this view is still the one on screen
+ * (a view still loading when the session ends or the person moves on registers none).
+ */
+function viewContext(shared: Ctx, at: number): Ctx {
+  const own: Ctx = Object.create(shared);
+  own.every = (ms, tick) => {
+    if (at !== generation) return;
+    timers.push(
+      window.setInterval(() => {
+        if (at === generation && document.visibilityState === 'visible') void tick();
+      }, ms),
+    );
+  };
+  return own;
+}
+
 async function route(focus: boolean): Promise<void> {
   if (!ctx) return;
   stopTimers();
+  generation += 1;
+  const at = generation;
   const active = currentRoute();
   renderNav(active);
   document.title = `${ROUTES[active].title} · sealpay`;
-  const view = await ROUTES[active].view(ctx);
-  if (currentRoute() !== active) return;
+  const view = await ROUTES[active].view(viewContext(ctx, at));
+  if (at !== generation) return;
   replace(main, view);
   if (focus) main.querySelector('h1')?.focus();
 }
 
 function signedOut(message?: string): void {
   stopTimers();
+  generation += 1;
   ctx = null;
   renderNav(null);
   renderAccount(null);
+  document.getElementById('temporary-password')?.remove();
   document.title = 'sealpay';
   replace(
     main,
@@ -127,12 +154,8 @@ async function signedIn(user: User): Promise<void> {
       renderAccount(next);
       if (!next.mustChangePassword) document.getElementById('temporary-password')?.remove();
     },
-    every(ms, tick) {
-      timers.push(
-        window.setInterval(() => {
-          if (document.visibilityState === 'visible') void tick();
-        }, ms),
-      );
+    every() {
+      // Each view gets its own `every` (viewContext), bound to the navigation that built it.
     },
   };
   ctx = shared;
@@ -157,6 +180,7 @@ function showPublicPage(): boolean {
   const token = resetTokenOf(location.hash);
   if (token !== null) {
     stopTimers();
+    generation += 1;
     ctx = null;
     renderNav(null);
     renderAccount(null);
@@ -170,6 +194,7 @@ function showPublicPage(): boolean {
   }
   if (location.hash === '#/mailbox') {
     stopTimers();
+    generation += 1;
     document.title = 'Local mailbox · sealpay';
     replace(main, mailboxPage());
     return true;
@@ -187,11 +212,15 @@ async function start(): Promise<void> {
     h('footer', null, h('a', { href: '/docs' }, 'API reference')),
   );
   onSessionLost((error) => {
-    if (ctx)
-      signedOut(
-        error.code === 'session_expired' ? 'Your session has ended. Please log in again.' : 'Please log in.',
-      );
+    if (!ctx) return;
+    // The address keeps the view: logging in again returns there.
+    const back = `Log in to go back to ${ROUTES[currentRoute()].title}.`;
+    signedOut(
+      error.code === 'session_expired' ? `Your session has ended. ${back}` : `You are signed out. ${back}`,
+    );
+    main.querySelector<HTMLInputElement>('input[type="email"]')?.focus();
   });
+  onServiceAnswered(clearStaleFailures);
   window.addEventListener('hashchange', () => {
     if (showPublicPage()) return;
     if (location.hash.startsWith('#/')) void route(true);
@@ -203,7 +232,7 @@ async function start(): Promise<void> {
     await signedIn(session.user);
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) signedOut();
-    else signedOut(error instanceof Error ? error.message : String(error));
+    else signedOut(plainError(error));
   }
 }
 

@@ -1,8 +1,7 @@
 /** Letters of value: create (escrow), list with status, PDF, claim code and QR, mail, void, tracking. */
 
 import { get, query } from '../../api.ts';
-import { h, pager, replace, showError, statusArea, uid } from '../../dom.ts';
-import { plainError } from '../../errors.ts';
+import { h, pager, replace, showFailure, statusArea, uid } from '../../dom.ts';
 import type { Letter, Page } from '../../types.ts';
 import type { Ctx } from '../context.ts';
 import { createForm } from './create-form.ts';
@@ -67,13 +66,13 @@ export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
   try {
     await refresh();
   } catch (error) {
-    showError(list.status, plainError(error));
+    showFailure(list.status, error);
   }
   ctx.every(POLL_MS, async () => {
     try {
       await refresh();
     } catch (error) {
-      showError(list.status, plainError(error));
+      showFailure(list.status, error);
     }
   });
 

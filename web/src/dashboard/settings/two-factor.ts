@@ -3,7 +3,7 @@
 import { post } from '../../api.ts';
 import { totpCodeInput } from '../../auth.ts';
 import { copyButton, field, h, replace, section, showError, showInfo, statusArea } from '../../dom.ts';
-import { plainError } from '../../errors.ts';
+import { plainError, plainErrorOn, WRONG_CURRENT_PASSWORD } from '../../errors.ts';
 import { qrCanvas } from '../../qr.ts';
 import type { Ctx } from '../context.ts';
 import { recoveryCodesPanel, regenerateRecoveryCodes } from './recovery-codes.ts';
@@ -39,7 +39,7 @@ export function twoFactor(ctx: Ctx): HTMLElement {
         disabledView();
         showInfo(status, 'Two-factor authentication is off.');
       } catch (error) {
-        showError(status, plainError(error));
+        showError(status, plainErrorOn(error, WRONG_CURRENT_PASSWORD));
         submit.disabled = false;
       }
     });

@@ -2,7 +2,7 @@
 
 import { get, patch, post } from '../../api.ts';
 import { field, h, onSubmit, section, showError, showInfo, statusArea } from '../../dom.ts';
-import { plainError } from '../../errors.ts';
+import { plainErrorOn, WRONG_CURRENT_PASSWORD } from '../../errors.ts';
 import { newPasswordInput, PASSWORD_HINT } from '../../password.ts';
 import type { User } from '../../types.ts';
 import type { Ctx } from '../context.ts';
@@ -73,7 +73,7 @@ function password(ctx: Ctx): HTMLElement {
       form.reset();
       showInfo(status, 'Password changed. Your other sessions were signed out.');
     } catch (error) {
-      showError(status, plainError(error));
+      showError(status, plainErrorOn(error, WRONG_CURRENT_PASSWORD));
     } finally {
       submit.disabled = false;
     }

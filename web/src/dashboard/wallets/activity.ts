@@ -9,11 +9,12 @@ import {
   saveFile,
   shortHex,
   showError,
+  showFailure,
   showInfo,
   statusBadge,
   txLink,
 } from '../../dom.ts';
-import { plainCode, plainError } from '../../errors.ts';
+import { plainCode } from '../../errors.ts';
 import { formatAmount } from '../../money.ts';
 import { IN_FLIGHT, type Page, type Transaction } from '../../types.ts';
 import { type Ctx, walletName } from '../context.ts';
@@ -42,7 +43,12 @@ export interface Activity {
 export function activityList(
   ctx: Ctx,
   status: HTMLElement,
-  hooks: { alongside: () => Promise<void>; settled: (walletIds: Set<string>) => Promise<void> },
+  hooks: {
+    alongside: () => Promise<void>;
+    settled: (walletIds: Set<string>) => Promise<void>;
+    /** Each read of the list, with the statuses its transactions had before it (announced to screen readers). */
+    changed?: (before: Map<string, string>, items: Transaction[]) => void;
+  },
 ): Activity {
   const element = h('div', { class: 'activity' });
   let transactions: Page<Transaction> = {
@@ -71,7 +77,7 @@ export function activityList(
             : 'This transaction failed before reaching the chain, so it has no receipt.',
         );
       } else {
-        showError(status, plainError(error));
+        showFailure(status, error);
       }
     } finally {
       button.disabled = false;
@@ -187,6 +193,7 @@ export function activityList(
     transactions = list;
     polledAt = Date.now();
     if (changed) renderActivity();
+    hooks.changed?.(before, list.items);
     await hooks.settled(
       new Set(
         list.items

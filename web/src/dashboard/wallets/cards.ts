@@ -1,8 +1,7 @@
 /** The wallet cards: address, gas and public balances (polled), and the confidential balance revealed on demand. */
 
 import { get, post, query } from '../../api.ts';
-import { copyButton, h, replace, showError, uid } from '../../dom.ts';
-import { plainError } from '../../errors.ts';
+import { copyButton, h, replace, showFailure, uid } from '../../dom.ts';
 import { formatAmount, formatGas } from '../../money.ts';
 import type { Balance, GasRecord, Wallet } from '../../types.ts';
 import type { Ctx } from '../context.ts';
@@ -15,6 +14,8 @@ export interface WalletCards {
   loadGas(): Promise<void>;
   /** Decrypts again the revealed balances of `walletIds` (one of their transactions completed). */
   refreshRevealed(walletIds: Iterable<string>): Promise<void>;
+  /** The public STABLE of a wallet as last read, or null before the first read. */
+  publicBalance(walletId: string): string | null;
 }
 
 /**
@@ -83,7 +84,7 @@ export function walletCards(ctx: Ctx, status: HTMLElement, walletsChanged: () =>
     } catch (error) {
       button.disabled = false;
       button.textContent = 'Reveal';
-      showError(status, plainError(error));
+      showFailure(status, error);
     }
   }
 
@@ -114,7 +115,7 @@ export function walletCards(ctx: Ctx, status: HTMLElement, walletsChanged: () =>
         await ctx.reloadWallets();
         walletsChanged();
       } catch (error) {
-        showError(status, plainError(error));
+        showFailure(status, error);
       }
     });
     return h(
@@ -152,6 +153,7 @@ export function walletCards(ctx: Ctx, status: HTMLElement, walletsChanged: () =>
 
   return {
     element,
+    publicBalance: (walletId) => gas.get(walletId)?.normal.amount ?? null,
     render() {
       if (ctx.wallets.length === 0) {
         replace(element, h('p', { class: 'empty' }, 'No wallets yet. Create one below to get started.'));

@@ -1,28 +1,62 @@
-/** Money movement: fund (sandbox), mint, transfer and redeem from one of the caller's wallets. */
+/**
+ * Money movement: fund (sandbox), mint, transfer and redeem from one of the caller's wallets. The form shows what
+ * the wallet can spend and checks the amount against it before sending; each submission gets a live status line.
+ * A request that does not answer in time is checked by sending it again with the same Idempotency-Key, which the
+ * service answers once: it cannot pay twice.
+ */
 
-import { idempotencyKey, post } from '../../api.ts';
-import { field, h, replace, shortHex, showError, showInfo, statusArea, uid } from '../../dom.ts';
-import { plainCode, plainError } from '../../errors.ts';
-import { AMOUNT_HINT, parseAmountInput } from '../../money.ts';
-import type { Transaction } from '../../types.ts';
+import { ApiError, get, isServiceTrouble, newIdempotencyKey, post, query } from '../../api.ts';
+import { field, h, replace, shortHex, showError, showFailure, statusArea, uid } from '../../dom.ts';
+import { plainCode } from '../../errors.ts';
+import { AMOUNT_HINT, compareAmounts, formatAmount, parseAmountInput } from '../../money.ts';
+import type { Balance, Transaction } from '../../types.ts';
 import type { Ctx } from '../context.ts';
+import { type StatusLine, statusLines } from './operation-status.ts';
 
 type Op = 'fund' | 'mint' | 'transfer' | 'redeem';
-const OPS: { op: Op; label: string; help: string }[] = [
-  { op: 'fund', label: 'Fund', help: 'Sandbox faucet: test STABLE plus gas, into the wallet.' },
-  { op: 'mint', label: 'Mint', help: 'Wrap public STABLE into confidential cSTABLE (1:1).' },
+const OPS: { op: Op; label: string; verb: string; help: string }[] = [
+  { op: 'fund', label: 'Fund', verb: 'fund', help: 'Sandbox faucet: test STABLE plus gas, into the wallet.' },
+  { op: 'mint', label: 'Mint', verb: 'mint', help: 'Wrap public STABLE into confidential cSTABLE (1:1).' },
   {
     op: 'transfer',
     label: 'Transfer',
+    verb: 'transfer',
     help: 'Send confidential cSTABLE to an address; the amount stays sealed.',
   },
-  { op: 'redeem', label: 'Redeem', help: 'Unwrap confidential cSTABLE back into public STABLE.' },
+  {
+    op: 'redeem',
+    label: 'Redeem',
+    verb: 'redeem',
+    help: 'Unwrap confidential cSTABLE back into public STABLE.',
+  },
 ];
 
-/** `queued` runs once the operation is queued (the view shows it in the activity list). */
-export function moveMoneyForm(ctx: Ctx, queued: () => Promise<void>): HTMLElement {
-  if (ctx.wallets.length === 0) return h('p', { class: 'empty' }, 'Create a wallet first.');
+/** The sandbox faucet's limit per account over a rolling 24 hours (the interface's). */
+const FAUCET_CAP = '1000';
+/** A money movement normally answers within a second: past this, the app checks whether it went through. */
+export const SUBMIT_TIMEOUT_MS = 10_000;
+
+export interface MoveMoneyHooks {
+  /** The public STABLE of a wallet as last read (`GET /gas`), or null when not known yet. */
+  publicBalance(walletId: string): string | null;
+  /** An operation was queued (the view shows it in the activity list). */
+  queued(): Promise<void>;
+  /** A submitted operation ended, or the service found a balance lower than shown: read the wallet's again. */
+  stale(walletId: string): Promise<void>;
+}
+
+export interface MoveMoneyForm {
+  readonly element: HTMLElement;
+  /** Shows the selected wallet's available balance again (after balances were read anew). */
+  refreshAvailable(): void;
+}
+
+export function moveMoneyForm(ctx: Ctx, hooks: MoveMoneyHooks): MoveMoneyForm {
+  if (ctx.wallets.length === 0) {
+    return { element: h('p', { class: 'empty' }, 'Create a wallet first.'), refreshAvailable() {} };
+  }
   const status = statusArea();
+  const lines = statusLines();
   const ops = OPS.filter((o) => o.op !== 'fund' || ctx.network?.environment !== 'production');
   const radios = ops.map((o, i) =>
     h('input', { type: 'radio', name: 'op', value: o.op, id: uid('op'), checked: i === 0 }),
@@ -37,6 +71,9 @@ export function moveMoneyForm(ctx: Ctx, queued: () => Promise<void>): HTMLElemen
   );
   const amount = h('input', { type: 'text', inputmode: 'decimal', autocomplete: 'off', spellcheck: false });
   const amountField = field('Amount', amount, AMOUNT_HINT);
+  const available = h('p', { class: 'hint available', id: uid('available'), 'aria-live': 'polite' });
+  amountField.append(available);
+  amount.setAttribute('aria-describedby', `${amount.getAttribute('aria-describedby')} ${available.id}`);
   const listId = uid('own-addresses');
   const to = h('input', {
     type: 'text',
@@ -56,18 +93,84 @@ export function moveMoneyForm(ctx: Ctx, queued: () => Promise<void>): HTMLElemen
   );
   const submit = h('button', { type: 'submit' }, 'Fund');
   const selected = (): Op => (radios.find((r) => r.checked)?.value as Op) ?? 'fund';
+  const meta = (op: Op) => OPS.find((o) => o.op === op) ?? { op, label: op, verb: op, help: '' };
+
+  /** Decrypted confidential balances by wallet, read when a transfer or redeem is chosen. */
+  const confidential = new Map<string, string | null>();
+  /** The wallet whose confidential balance is being read (one read at a time). */
+  let reading: string | null = null;
+
+  /** What the selected wallet can spend on `op`, as a decimal string, or null when not known. */
+  function availableFor(op: Op): { amount: string; token: string } | null {
+    if (op === 'fund') return { amount: FAUCET_CAP, token: 'STABLE' };
+    if (op === 'mint') {
+      const balance = hooks.publicBalance(wallet.value);
+      return balance === null ? null : { amount: balance, token: 'STABLE' };
+    }
+    const balance = confidential.get(wallet.value);
+    return balance === undefined || balance === null ? null : { amount: balance, token: 'cSTABLE' };
+  }
+
+  async function readConfidential(walletId: string): Promise<void> {
+    const { balances } = await get<{ balances: Balance[] }>(`/balances${query({ walletId })}`);
+    confidential.set(walletId, balances[0]?.confidential.amount ?? null);
+  }
+
+  /** The available line is a live region: it changes (and is announced) only when its words do. */
+  function say(text: string): void {
+    if (available.textContent !== text) available.textContent = text;
+  }
+
+  function showAvailable(): void {
+    const op = selected();
+    if (op === 'fund') {
+      say(`The sandbox faucet gives up to ${formatAmount(FAUCET_CAP)} STABLE per account in 24 hours.`);
+      return;
+    }
+    const known = availableFor(op);
+    if (known) {
+      say(`Available: ${formatAmount(known.amount)} ${known.token}`);
+      available.setAttribute('data-available', known.amount);
+      return;
+    }
+    available.removeAttribute('data-available');
+    if (op === 'mint') {
+      say('Available: reading the balance…');
+      return;
+    }
+    if (confidential.has(wallet.value)) {
+      say('Available: only the wallet’s owner can decrypt this balance.');
+      return;
+    }
+    say('Available: decrypting the confidential balance…');
+    const walletId = wallet.value;
+    if (reading === walletId) return;
+    reading = walletId;
+    void readConfidential(walletId)
+      .catch(() => {
+        say('Available: the confidential balance could not be read just now.');
+      })
+      .finally(() => {
+        reading = null;
+        if (wallet.value === walletId && confidential.has(walletId)) showAvailable();
+      });
+  }
+
   const sync = () => {
     const op = selected();
-    const meta = OPS.find((o) => o.op === op);
-    helpText.textContent = meta?.help ?? '';
-    submit.textContent = meta?.label ?? 'Send';
+    const details = meta(op);
+    helpText.textContent = details.help;
+    submit.textContent = details.label;
     toField.hidden = op !== 'transfer';
     to.required = op === 'transfer';
     amount.required = op !== 'fund';
     amount.placeholder = op === 'fund' ? 'default faucet amount' : '';
+    showAvailable();
   };
   for (const radio of radios) radio.addEventListener('change', sync);
+  wallet.addEventListener('change', sync);
   sync();
+
   const form = h(
     'form',
     { class: 'stack', 'aria-label': 'Move money', novalidate: true },
@@ -89,45 +192,108 @@ export function moveMoneyForm(ctx: Ctx, queued: () => Promise<void>): HTMLElemen
     toField,
     submit,
     status,
+    lines.element,
   );
+
+  /**
+   * The submission whose answer has not come yet: sending the same details again reuses its Idempotency-Key, so
+   * the service answers them once. Cleared by any definite answer.
+   */
+  let unanswered: { fingerprint: string; key: string } | null = null;
+
+  function refused(message: string, focus: HTMLElement): void {
+    showError(status, message);
+    focus.focus();
+  }
+
+  /** Whether a stale balance of `walletId` was read again. */
+  async function reread(walletId: string): Promise<void> {
+    confidential.delete(walletId);
+    await hooks.stale(walletId).catch(() => {});
+    if (wallet.value === walletId) showAvailable();
+  }
+
+  /** Sends until the service answers (twice at most without the person), and says whether it was queued. */
+  async function send(op: Op, body: Record<string, string>, key: string, line: StatusLine): Promise<boolean> {
+    const walletId = body.walletId ?? '';
+    const details = meta(op);
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const { transaction } = await post<{ transaction: Transaction }>(`/${op}`, body, {
+          headers: { 'Idempotency-Key': key },
+          timeoutMs: SUBMIT_TIMEOUT_MS,
+        });
+        if (unanswered?.key === key) unanswered = null;
+        line.follow(transaction, () => void reread(walletId));
+        await hooks.queued();
+        return true;
+      } catch (error) {
+        const noAnswer =
+          error instanceof ApiError && (error.code === 'timeout' || error.code === 'network_error');
+        if (noAnswer && attempt === 1) {
+          // Ask again with the same key: the service returns the operation if the first request reached it.
+          line.checking('no answer yet. Checking whether it went through…');
+          continue;
+        }
+        if (noAnswer) {
+          const again = h('button', { type: 'button', class: 'secondary small' }, 'Try again');
+          again.addEventListener('click', () => {
+            line.checking('checking whether it went through…');
+            void send(op, body, key, line);
+          });
+          line.checking(
+            `the service is not answering, so we cannot tell yet whether it went through. Trying again cannot ${details.verb} twice.`,
+            again,
+          );
+          return false;
+        }
+        // A definite answer: the service refused it (the reason is shown as it gave it) or failed outright.
+        if (!isServiceTrouble(error) && unanswered?.key === key) unanswered = null;
+        line.remove();
+        showFailure(status, error);
+        // The balance shown was stale: read it again.
+        if (error instanceof ApiError && error.code === 'insufficient_balance') await reread(walletId);
+        amount.focus();
+        return false;
+      }
+    }
+  }
+
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     replace(status);
     const op = selected();
+    const details = meta(op);
     const body: Record<string, string> = { walletId: wallet.value };
     if (amount.value.trim() || op !== 'fund') {
       const parsed = parseAmountInput(amount.value);
-      if (!parsed) {
-        showError(status, `The amount is not valid. ${AMOUNT_HINT}`);
-        amount.focus();
-        return;
+      if (!parsed) return refused(`The amount is not valid. ${AMOUNT_HINT}`, amount);
+      const limit = availableFor(op);
+      if (limit && compareAmounts(parsed, limit.amount) > 0) {
+        return refused(
+          op === 'fund'
+            ? `The sandbox faucet gives at most ${formatAmount(FAUCET_CAP)} STABLE per account in 24 hours: ask for less.`
+            : `The wallet holds ${formatAmount(limit.amount)} ${limit.token}: too little to ${details.verb} ${formatAmount(parsed)}.`,
+          amount,
+        );
       }
       body.amount = parsed;
     }
     if (op === 'transfer') {
-      if (!/^0x[0-9a-fA-F]{40}$/.test(to.value.trim())) {
-        showError(status, plainCode('invalid_recipient'));
-        to.focus();
-        return;
-      }
+      if (!/^0x[0-9a-fA-F]{40}$/.test(to.value.trim())) return refused(plainCode('invalid_recipient'), to);
       body.to = to.value.trim();
     }
+    const fingerprint = JSON.stringify([op, body]);
+    if (unanswered?.fingerprint !== fingerprint) unanswered = { fingerprint, key: newIdempotencyKey() };
+    const { key } = unanswered;
+    const what = `${details.label} of ${body.amount ? formatAmount(body.amount) : 'the default amount'} ${op === 'fund' || op === 'mint' ? 'STABLE' : 'cSTABLE'}`;
+    const line = lines.add(what);
     submit.disabled = true;
     try {
-      const { transaction } = await post<{ transaction: Transaction }>(`/${op}`, body, {
-        headers: idempotencyKey(),
-      });
-      showInfo(
-        status,
-        `${OPS.find((o) => o.op === op)?.label} of ${transaction.amount} ${transaction.token} queued. Follow it under Activity.`,
-      );
-      amount.value = '';
-      await queued();
-    } catch (error) {
-      showError(status, plainError(error));
+      if (await send(op, body, key, line)) amount.value = '';
     } finally {
       submit.disabled = false;
     }
   });
-  return form;
+  return { element: form, refreshAvailable: showAvailable };
 }

@@ -1,55 +1,115 @@
 /** Wallets with their three balances, money movement (fund, mint, transfer, redeem) and the transaction list. */
 
-import { h, replace, showError, statusArea, uid } from '../../dom.ts';
-import { plainError } from '../../errors.ts';
+import { h, replace, showFailure, statusArea, uid } from '../../dom.ts';
+import { formatAmount } from '../../money.ts';
+import { IN_FLIGHT, type Transaction } from '../../types.ts';
 import type { Ctx } from '../context.ts';
 import { activityList } from './activity.ts';
 import { addWalletForm } from './add-wallet.ts';
 import { walletCards } from './cards.ts';
-import { moveMoneyForm } from './move-money.ts';
+import { type MoveMoneyForm, moveMoneyForm } from './move-money.ts';
+import { failureReason } from './operation-status.ts';
 
-const FAST_POLL_MS = 4000;
+/** Operations submitted here are followed by their own status line; the list catches up with the others. */
+const FAST_POLL_MS = 2000;
 const SLOW_POLL_MS = 15000;
+/** After a failed read, try again soon: the error goes as soon as the service answers. */
+const RETRY_POLL_MS = 3000;
+
+const TYPE_WORDS: Record<string, string> = {
+  FUND: 'Funding',
+  MINT: 'Mint',
+  TRANSFER: 'Transfer',
+  REDEEM: 'Redeem',
+};
+
+/** A sentence for screen readers about a transaction that ended or arrived. */
+function activitySentence(tx: Transaction): string {
+  const what = `${TYPE_WORDS[tx.type] ?? tx.type.toLowerCase().replaceAll('_', ' ')} of ${tx.amount === null ? 'an encrypted amount' : `${formatAmount(tx.amount)} ${tx.token}`}`;
+  if (tx.status === 'FAILED') return `${what} failed: ${failureReason(tx)}`;
+  if (IN_FLIGHT.includes(tx.status)) return `${what} ${tx.direction === 'in' ? 'incoming' : 'started'}.`;
+  return `${what} ${tx.direction === 'in' ? 'received' : tx.status.toLowerCase()}.`;
+}
 
 export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
   await ctx.reloadWallets().catch(() => {});
   const activityStatus = statusArea();
   const moveSlot = h('div');
+  let moveForm: MoveMoneyForm | null = null;
+  // The Activity's live region: what ended or arrived, other than the operations followed by a status line.
+  const activityAnnouncer = h('p', {
+    class: 'visually-hidden',
+    role: 'status',
+    'aria-live': 'polite',
+    'data-announcer': 'activity',
+  });
+  let primed = false;
 
   /** The wallet list changed (created, primary): rebuild the cards and the forms that list wallets. */
   function walletsChanged(): void {
     cards.render();
-    replace(
-      moveSlot,
-      moveMoneyForm(ctx, () => activity.showNewest()),
-    );
+    moveForm = moveMoneyForm(ctx, {
+      publicBalance: (walletId) => cards.publicBalance(walletId),
+      queued: () => activity.showNewest(),
+      async stale(walletId) {
+        await Promise.all([activity.refresh(), cards.refreshRevealed([walletId])]);
+      },
+    });
+    replace(moveSlot, moveForm.element);
   }
 
   const cards = walletCards(ctx, activityStatus, walletsChanged);
   const activity = activityList(ctx, activityStatus, {
-    alongside: () => cards.loadGas(),
+    alongside: async () => {
+      await cards.loadGas();
+      moveForm?.refreshAvailable();
+    },
     // Balances shown decrypted go stale when one of their transactions completes: read them again.
     settled: (walletIds) => cards.refreshRevealed(walletIds),
+    changed(before, items) {
+      // Another page of the list (nothing in common with the one before) is not news.
+      const samePage = before.size === 0 || items.some((tx) => before.has(tx.id));
+      const sentences =
+        primed && samePage
+          ? items
+              .filter((tx) => !moveSlot.querySelector(`[data-tx-id="${CSS.escape(tx.id)}"]`))
+              .filter((tx) => {
+                const was = before.get(tx.id);
+                // New on the list (received, or made elsewhere: another session, an API key), or just ended.
+                if (was === undefined) return true;
+                return was !== tx.status && IN_FLIGHT.includes(was) && !IN_FLIGHT.includes(tx.status);
+              })
+              .map(activitySentence)
+          : [];
+      primed = true;
+      if (sentences.length > 0) activityAnnouncer.textContent = sentences.join(' ');
+    },
   });
 
-  const refresh = h('button', { type: 'button', class: 'secondary small' }, 'Refresh');
-  refresh.addEventListener(
-    'click',
-    () => void activity.refresh().catch((e) => showError(activityStatus, plainError(e))),
-  );
+  let failedAt = 0;
+  /** A read of the list; a failure shows until the next read succeeds (then it is cleared). */
+  async function read(work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+      if (failedAt) replace(activityStatus);
+      failedAt = 0;
+    } catch (error) {
+      failedAt = Date.now();
+      showFailure(activityStatus, error);
+    }
+  }
 
-  await Promise.all([cards.loadGas().catch(() => {}), activity.refresh().catch(() => {})]);
+  const refresh = h('button', { type: 'button', class: 'secondary small' }, 'Refresh');
+  refresh.addEventListener('click', () => void read(() => activity.refresh()));
+
+  await Promise.all([cards.loadGas().catch(() => {}), read(() => activity.refresh())]);
   walletsChanged();
   activity.render();
 
   ctx.every(1000, async () => {
-    const due = Date.now() - activity.polledAt >= (activity.inFlight() ? FAST_POLL_MS : SLOW_POLL_MS);
-    if (!due) return;
-    try {
-      await activity.poll();
-    } catch (error) {
-      showError(activityStatus, plainError(error));
-    }
+    const wait = failedAt ? RETRY_POLL_MS : activity.inFlight() ? FAST_POLL_MS : SLOW_POLL_MS;
+    if (Date.now() - activity.polledAt < wait) return;
+    await read(() => activity.poll());
   });
 
   const addHeading = uid('h');
@@ -85,6 +145,7 @@ export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
       { class: 'card', 'aria-labelledby': activityHeading },
       h('div', { class: 'section-head' }, h('h2', { id: activityHeading }, 'Activity'), refresh),
       activityStatus,
+      activityAnnouncer,
       activity.element,
     ),
   );
