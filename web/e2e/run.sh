@@ -50,8 +50,11 @@ for _ in $(seq 1 180); do
   if ! kill -0 "$SERVICE_PID" 2>/dev/null; then break; fi
   sleep 0.5
 done
-if [ -z "$ready" ]; then
-  echo "the service did not become ready"
+# Another run that took the same port meanwhile would answer /readyz too: the service started here must still be
+# alive (it exits at once on EADDRINUSE), or the suite would run against someone else's.
+sleep 1
+if [ -z "$ready" ] || ! kill -0 "$SERVICE_PID" 2>/dev/null; then
+  echo "the service did not become ready (or exited: port $PORT taken?)"
   exit 1
 fi
 echo "== service ready; running the browser suite"
