@@ -35,6 +35,24 @@ export async function findSubmission(
 }
 
 /**
+ * The signed transactions of `purpose` from `address` that no receipt has been recorded for yet, lowest nonce first
+ * (whichever row they were signed for).
+ */
+export function findUnminedFrom(db: DbOrTx, address: Address, purpose: string): Promise<SubmissionRow[]> {
+  return db
+    .select()
+    .from(chainSubmissions)
+    .where(
+      and(
+        eq(chainSubmissions.fromAddress, address),
+        eq(chainSubmissions.purpose, purpose),
+        eq(chainSubmissions.status, 'SIGNED'),
+      ),
+    )
+    .orderBy(chainSubmissions.nonce);
+}
+
+/**
  * Whether anything that moves the client's funds was signed for the transaction: its own submissions, or the
  * signed transaction of the batch it is a leg of.
  */

@@ -22,7 +22,7 @@ import {
   findOperatorGrant,
   listConfidentialTransfers,
 } from '../../../adapters/confidential/helpers.ts';
-import type { TransactionRow, WalletRow } from '../../../db/schema/index.ts';
+import type { SubmissionRow, TransactionRow, WalletRow } from '../../../db/schema/index.ts';
 import type { OperationContext } from '../../../deps.ts';
 import {
   assignBatch,
@@ -34,7 +34,7 @@ import {
   transition,
 } from '../../../worker/outbox.repository.ts';
 import { amountOf, blockFields, ensureGas, fail, recipientOf } from '../../../worker/steps.ts';
-import { BATCH_PURPOSE, findSubmission } from '../../../worker/submissions.repository.ts';
+import { BATCH_PURPOSE, findSubmission, findUnminedFrom } from '../../../worker/submissions.repository.ts';
 import { PreflightError, RevertedError, settle, submitOnce } from '../../../worker/submissions.ts';
 import { openWalletKey } from '../../wallets/custody.ts';
 import { recordBatcherGrant } from '../../wallets/wallets.repository.ts';
@@ -115,6 +115,9 @@ async function ensureOperatorGrant(
 ): Promise<void> {
   const now = Math.floor(ctx.deps.clock.now().getTime() / 1000);
   if (wallet.batcherOperatorUntil !== null && wallet.batcherOperatorUntil > now + GRANT_RENEW_SECONDS) return;
+  // A grant already signed for this wallet (under another row, before a fault or a crash) is sent again rather
+  // than signed a second time behind it.
+  if (await resumeWalletGrants(ctx, wallet, batcher)) return;
   await ensureGas(ctx, row, wallet);
   await sendOperatorGrant(ctx, row, wallet, batcher);
 }
@@ -122,7 +125,7 @@ async function ensureOperatorGrant(
 /** Signs the row's grant once (or resends the stored bytes), waits for it and records its `OperatorSet`. */
 async function sendOperatorGrant(
   ctx: OperationContext,
-  row: TransactionRow,
+  row: Pick<TransactionRow, 'id'>,
   wallet: WalletRow,
   batcher: Address,
 ): Promise<void> {
@@ -140,15 +143,34 @@ async function sendOperatorGrant(
 }
 
 /**
- * A grant signed for this row that never reached a block (its broadcast or its receipt failed, and the row was
- * then sent alone) is sent again before the row signs anything else: its nonce comes first, so until it is mined
- * every later transaction of the wallet would wait behind it in the pool.
+ * Sends again, lowest nonce first, every grant signed for the wallet that never reached a block (its broadcast or
+ * its receipt failed, or the process died); true when there was one. Until such bytes are mined, every later
+ * transaction of the wallet waits behind them in the pool.
+ */
+async function resumeWalletGrants(
+  ctx: OperationContext,
+  wallet: WalletRow,
+  batcher: Address,
+  unmined?: SubmissionRow[],
+): Promise<boolean> {
+  const grants = unmined ?? (await findUnminedFrom(ctx.deps.database.db, wallet.address, GRANT_PURPOSE));
+  for (const signed of grants) {
+    await sendOperatorGrant(ctx, { id: signed.transactionId }, wallet, batcher);
+  }
+  return grants.length > 0;
+}
+
+/**
+ * Before a transfer that goes alone signs anything, the wallet's grants that never reached a block are sent again
+ * (see `resumeWalletGrants`): its own transfer would otherwise wait behind them. One indexed read when there are
+ * none (the row's sender is its wallet's address).
  */
 export async function resumeOperatorGrant(ctx: OperationContext, row: TransactionRow): Promise<void> {
   const batcher = ctx.network.transferBatcher;
-  const signed = await findSubmission(ctx.deps.database.db, row.id, GRANT_PURPOSE);
-  if (!batcher || signed?.status !== 'SIGNED') return;
-  await sendOperatorGrant(ctx, row, await transactionWallet(ctx.deps, row), batcher);
+  if (!batcher || !row.fromAddress) return;
+  const unmined = await findUnminedFrom(ctx.deps.database.db, row.fromAddress, GRANT_PURPOSE);
+  if (unmined.length === 0) return;
+  await resumeWalletGrants(ctx, await transactionWallet(ctx.deps, row), batcher, unmined);
 }
 
 /**
