@@ -10,6 +10,8 @@ import type { NetworkInfo, User, Wallet } from '../types.ts';
 import type { Ctx } from './context.ts';
 import { lettersView } from './letters/view.ts';
 import { settingsView } from './settings/view.ts';
+import { receiptView } from './wallets/receipt-view.ts';
+import { transactionView } from './wallets/transaction-view.ts';
 import { walletsView } from './wallets/view.ts';
 
 const ROUTES = {
@@ -18,6 +20,26 @@ const ROUTES = {
   settings: { title: 'Settings', view: settingsView },
 } as const;
 type Route = keyof typeof ROUTES;
+
+/** Pages under a view, not in the navigation: `#/transaction/{id}` and `#/receipt/{id}` (under Wallets). */
+const SUBPAGES = {
+  transaction: (ctx: Ctx, id: string | null) => transactionView(ctx, id ?? ''),
+  receipt: receiptView,
+} as const;
+type Subpage = keyof typeof SUBPAGES;
+
+/** The sub-page the address names, with its id, or null. */
+function currentSubpage(): { name: Subpage; id: string | null } | null {
+  const [name, id] = location.hash.replace(/^#\/?/, '').split('/');
+  if (!name || !(name in SUBPAGES)) return null;
+  let decoded: string | null = null;
+  try {
+    decoded = id ? decodeURIComponent(id) : null;
+  } catch {
+    decoded = null;
+  }
+  return { name: name as Subpage, id: decoded };
+}
 
 const app = document.getElementById('app') as HTMLElement;
 const bannerSlot = h('div', { class: 'banner-slot' });
@@ -85,11 +107,13 @@ function renderAccount(user: User | null): void {
 async function route(focus: boolean): Promise<void> {
   if (!ctx) return;
   stopTimers();
-  const active = currentRoute();
+  const at = location.hash;
+  const subpage = currentSubpage();
+  const active = subpage ? 'wallets' : currentRoute();
   renderNav(active);
   document.title = `${ROUTES[active].title} · sealpay`;
-  const view = await ROUTES[active].view(ctx);
-  if (currentRoute() !== active) return;
+  const view = subpage ? await SUBPAGES[subpage.name](ctx, subpage.id) : await ROUTES[active].view(ctx);
+  if (location.hash !== at) return;
   replace(main, view);
   if (focus) main.querySelector('h1')?.focus();
 }

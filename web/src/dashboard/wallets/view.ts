@@ -26,7 +26,7 @@ export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
   }
 
   const cards = walletCards(ctx, activityStatus, walletsChanged);
-  const activity = activityList(ctx, activityStatus, {
+  const activity = activityList(ctx, {
     alongside: () => cards.loadGas(),
     // Balances shown decrypted go stale when one of their transactions completes: read them again.
     settled: (walletIds) => cards.refreshRevealed(walletIds),
