@@ -46,10 +46,17 @@ export function previewCard(p: LetterPreview, groupedCode: string): HTMLElement 
         'dd',
         null,
         h('span', { class: 'sealed' }, 'Amount sealed'),
-        h('span', { class: 'muted' }, ' until you claim it'),
+        h(
+          'span',
+          { class: 'muted' },
+          p.status === 'CLAIMED' || p.status === 'CLAIMING'
+            ? ': shown only to the person who claimed it'
+            : ' until you claim it',
+        ),
       ),
-      h('dt', null, 'Claim by'),
-      h('dd', null, formatDate(p.expiresAt)),
+      p.status === 'CLAIMED' || p.status === 'CLAIMING'
+        ? null
+        : [h('dt', null, 'Claim by'), h('dd', null, formatDate(p.expiresAt))],
       h('dt', null, 'Code'),
       h('dd', null, h('code', null, groupedCode)),
     ),
@@ -115,7 +122,7 @@ export function resultCard(
       h(
         'a',
         { href: `/#/transaction/${encodeURIComponent(transaction.id)}`, class: 'button-link' },
-        'See the transaction and its receipt',
+        'Transaction and receipt',
       ),
       h('a', { href: '/#/wallets', class: 'button-link secondary' }, 'Go to your wallets'),
     ),
