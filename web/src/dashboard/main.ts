@@ -23,7 +23,7 @@ type Route = keyof typeof ROUTES;
 
 /** Pages under a view, not in the navigation: `#/transaction/{id}` and `#/receipt/{id}` (under Wallets). */
 const SUBPAGES = {
-  transaction: (ctx: Ctx, id: string | null) => transactionView(ctx, id ?? ''),
+  transaction: transactionView,
   receipt: receiptView,
 } as const;
 type Subpage = keyof typeof SUBPAGES;

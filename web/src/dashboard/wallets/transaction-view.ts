@@ -94,15 +94,7 @@ function history(tx: Transaction): HTMLElement {
     ),
   ];
   if (tx.blockNumber !== null) {
-    steps.push(
-      h(
-        'li',
-        null,
-        h('span', { class: 'when' }, '—'),
-        ' ',
-        h('span', null, `Recorded on the chain in block ${tx.blockNumber}.`),
-      ),
-    );
+    steps.push(h('li', null, h('span', null, `Recorded on the chain in block ${tx.blockNumber}.`)));
   }
   if (tx.updatedAt !== tx.createdAt || tx.status !== 'QUEUED') {
     steps.push(
@@ -268,8 +260,13 @@ function detailsOf(ctx: Ctx, tx: Transaction, status: HTMLElement): HTMLElement 
   );
 }
 
-export async function transactionView(ctx: Ctx, id: string): Promise<HTMLElement> {
+export async function transactionView(ctx: Ctx, named: string | null): Promise<HTMLElement> {
   const status = statusArea();
+  const id = named ?? '';
+  if (!id) {
+    location.replace('#/wallets');
+    return h('div', { class: 'view' });
+  }
   const body = h('div');
   const heading = h('h1', { tabindex: -1 }, 'Transaction');
   let shown = '';
