@@ -64,9 +64,13 @@ export function activityList(
       h(
         'td',
         { 'data-label': 'What', class: 'what' },
-        h('span', { class: `flow flow-${flow}`, title: arrow.words, 'aria-hidden': 'true' }, arrow.symbol),
-        h('span', { class: 'visually-hidden' }, `${arrow.words}: `),
-        h('span', { class: 'tx-words' }, words),
+        h(
+          'span',
+          { class: 'what-head' },
+          h('span', { class: `flow flow-${flow}`, title: arrow.words, 'aria-hidden': 'true' }, arrow.symbol),
+          h('span', { class: 'visually-hidden' }, `${arrow.words}: `),
+          h('span', { class: 'tx-words' }, words),
+        ),
         party ? h('span', { class: 'muted party' }, ` ${party}`) : null,
         h('span', { class: 'muted wallet-name' }, ` · ${walletName(ctx, tx.walletId)}`),
       ),
