@@ -1,6 +1,8 @@
 /**
- * The public claim page at `/claim#CODE`: preview of the letter, sign up or log in, pick or create a wallet,
- * claim (blocks up to ~20 s), then the revealed amount, memo and claim transaction.
+ * The public claim page at `/claim#CODE`: preview of the letter, sign up or log in, pick a wallet or "a new wallet"
+ * (made as part of the claim; a new person without wallets claims straight after signing up), claim (blocks up to
+ * ~20 s), then the revealed amount, memo and claim transaction. A claimed letter offers nothing to claim with: its
+ * claimant sees their claim (`GET /transfer/letter/claim`), anyone else that it has been claimed.
  */
 
 import { ApiError, get, onSessionLost, post, query } from '../api.ts';
