@@ -11,7 +11,7 @@ import { decodeNota, type Nota, notaKeys, type Verdict, verifyNota } from '../..
 import { FLOW_ARROWS, flowOf, signedAmount, typeWords } from '../../transactions.ts';
 import type { Transaction } from '../../types.ts';
 import type { Ctx } from '../context.ts';
-import { receiptError } from './transaction-view.ts';
+import { showReceiptFailure } from './transaction-view.ts';
 
 /** A payload field as text (the file may hold anything: it is shown, never interpreted). */
 function text(value: unknown): string | null {
@@ -151,7 +151,7 @@ export async function receiptView(_ctx: Ctx, id: string | null): Promise<HTMLEle
       download.addEventListener('click', () => saveFile(filename, new Blob([nota], { type: 'text/plain' })));
       replace(actions, print, download);
     } catch (error) {
-      showError(status, receiptError(error));
+      showReceiptFailure(status, error);
     }
   }
   return h(

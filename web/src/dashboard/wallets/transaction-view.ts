@@ -13,11 +13,12 @@ import {
   replace,
   saveFile,
   showError,
+  showFailure,
   showInfo,
   statusArea,
   statusBadge,
 } from '../../dom.ts';
-import { plainCode, plainError } from '../../errors.ts';
+import { plainCode } from '../../errors.ts';
 import {
   FLOW_ARROWS,
   flowOf,
@@ -68,19 +69,26 @@ export async function downloadNota(tx: Pick<Transaction, 'id'>, status: Element)
     saveFile(filename, new Blob([nota], { type: 'text/plain' }));
     showInfo(status, `Receipt ${filename} saved.`);
   } catch (error) {
-    showError(status, receiptError(error));
+    showReceiptFailure(status, error);
   }
 }
 
-/** Why a receipt cannot be had, in plain words. */
-export function receiptError(error: unknown): string {
+/**
+ * Why a receipt cannot be had, in plain words; any other failure as every view shows it (one caused by the
+ * service's trouble goes once the service answers again).
+ */
+export function showReceiptFailure(status: Element, error: unknown): void {
   if (error instanceof ApiError && error.code === 'receipt_unavailable') {
     const retryable = (error.details as { retryable?: boolean } | undefined)?.retryable;
-    return retryable
-      ? 'No receipt yet: the transaction has not reached the chain. Try again in a moment.'
-      : 'This transaction failed before reaching the chain, so it has no receipt.';
+    showError(
+      status,
+      retryable
+        ? 'No receipt yet: the transaction has not reached the chain. Try again in a moment.'
+        : 'This transaction failed before reaching the chain, so it has no receipt.',
+    );
+  } else {
+    showFailure(status, error);
   }
-  return plainError(error);
 }
 
 function history(tx: Transaction): HTMLElement {
@@ -293,12 +301,12 @@ export async function transactionView(ctx: Ctx, named: string | null): Promise<H
         try {
           inFlight = await load();
         } catch (error) {
-          showError(status, plainError(error));
+          showFailure(status, error);
         }
       });
     }
   } catch (error) {
-    showError(status, plainError(error));
+    showFailure(status, error);
   }
   return h(
     'div',
