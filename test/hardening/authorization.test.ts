@@ -350,6 +350,8 @@ const INTERFACE_AUTH: Readonly<Record<string, AuthMode>> = {
   'GET /transfer/letter': 'either',
   'GET /transfer/letter/preview': 'none',
   'POST /transfer/letter/claim': 'either',
+  // Issue 16: the claimant reads their own claim back on the claim page.
+  'GET /transfer/letter/claim': 'either',
   'POST /transfer/letter/sweep': 'operator',
   'GET /transfer/letter/{id}': 'either',
   'GET /transfer/letter/{id}/pdf': 'either',

@@ -1,7 +1,8 @@
 /**
  * The claim flow from the letter's claim URL (the address printed on the PDF and in its QR code): account A
- * creates a letter through the API; a second browser context opens the claim URL, signs up as account B, creates a
- * wallet, claims and sees the revealed amount and memo. Then the claim errors in plain words.
+ * creates a letter through the API; a second browser context opens the claim URL and signs up as account B, which
+ * claims in that one step into a wallet made for it, and sees the revealed amount and memo. Then the claim errors
+ * in plain words, and a letter someone else claimed.
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,31 +61,28 @@ describe('claim page', () => {
     // The code left the address bar (it stays in this tab's session storage).
     expect(new URL(page.url()).hash).toBe('');
 
-    // Sign up as the recipient, then create a wallet and claim into it.
-    await signUpInPage(page, uniqueEmail('recipient'), 'Bo Recipient');
-    await page.getByRole('heading', { name: 'Where should the money go?' }).waitFor();
-    await page.getByRole('button', { name: 'Create a new wallet' }).click();
-    const radio = page.getByRole('radio', { name: /My wallet/ });
-    await radio.waitFor();
-    expect(await radio.isChecked()).toBe(true);
-    // The claim blocks up to ~20 s; here it answers within a second or two, so hold the answer back a moment to see
-    // the progress indicator deterministically.
+    // Sign up as the recipient: a new person claims in that one step, into a wallet made as part of the claim.
+    // The claim blocks up to ~20 s; here it answers within a second or two, so hold the answer back a moment to
+    // see the progress indicator deterministically.
     await page.route('**/api/v1/transfer/letter/claim', async (route) => {
       const response = await route.fetch();
       await new Promise((resolve) => setTimeout(resolve, 1500));
       await route.fulfill({ response });
     });
-    await page.getByRole('button', { name: 'Claim', exact: true }).click();
+    await signUpInPage(page, uniqueEmail('recipient'), 'Bo Recipient');
     await page
       .getByRole('progressbar', { name: 'Claiming: the vault is releasing the amount to your wallet…' })
       .waitFor();
-    expect(await page.getByRole('button', { name: 'Claim', exact: true }).isDisabled()).toBe(true);
+    expect(await page.getByRole('heading', { name: 'Where should the money go?' }).count()).toBe(0);
 
     const result = page.getByRole('region', { name: 'Claimed!' });
     await result.waitFor({ timeout: 45_000 });
     expect(await result.locator('.revealed-amount').textContent()).toBe('12.50 cSTABLE');
     expect(await result.locator('blockquote').textContent()).toBe('Happy birthday, Bo!');
     expect(await result.locator('.tx-status').textContent()).toMatch(/CONFIRMED|PENDING/);
+    expect(await result.locator('.claimed-into').textContent()).toMatch(
+      /^You claimed this on .+ into My wallet \(0x/,
+    );
 
     // The sender sees the letter claimed.
     const { letter: after } = await sender.call<{ letter: { status: string; amount: string } }>(
@@ -142,12 +140,15 @@ describe('claim page', () => {
     await session.context.clearCookies();
     await page.goto(own.claimUrl);
     await page.getByRole('region', { name: 'A letter of value for Own Letter' }).waitFor();
-    await expect.poll(() => page.locator('main').textContent()).toContain('Already claimed');
+    // Anyone but the claimant reads that it has been claimed: no wallet choice, no Claim button.
+    await expect.poll(() => page.locator('main').textContent()).toContain('This letter has been claimed');
+    expect(await page.getByRole('button', { name: 'Claim', exact: true }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Log in to see your claim' }).click();
     await signUpInPage(page, uniqueEmail('late'));
-    await page.getByRole('button', { name: 'Create a new wallet' }).click();
-    await page.getByRole('radio', { name: /My wallet/ }).waitFor();
-    await page.getByRole('button', { name: 'Claim', exact: true }).click();
-    await alert(page, 'already been claimed by someone else');
+    await page.getByRole('heading', { name: 'This letter has been claimed' }).waitFor();
+    await expect.poll(() => page.locator('main').textContent()).toContain('Someone else claimed it');
+    expect(await page.getByRole('button', { name: 'Claim', exact: true }).count()).toBe(0);
+    expect(await page.getByRole('radio').count()).toBe(0);
     await finish(session, 'claim-errors');
   });
 });

@@ -25,8 +25,7 @@ afterAll(async () => {
 
 function row(page: Page, direction: 'in' | 'out', type: string, amount: string) {
   return page
-    .locator(`tr[data-status="CONFIRMED"][data-direction="${direction}"]`)
-    .filter({ hasText: type })
+    .locator(`tr[data-status="CONFIRMED"][data-direction="${direction}"][data-type="${type}"]`)
     .filter({ hasText: amount })
     .first();
 }
@@ -53,8 +52,9 @@ describe('account events', () => {
     await row(page, 'out', 'TRANSFER', '7.50').waitFor({ timeout: 60_000 });
     const received = row(page, 'in', 'TRANSFER', '7.50');
     await received.waitFor({ timeout: 60_000 });
-    expect(await received.textContent()).toContain('↓ in');
-    expect(await received.textContent()).toContain('from 0x');
+    expect(await received.textContent()).toContain('↓');
+    expect(await received.textContent()).toContain('Received from 0x');
+    expect(await received.textContent()).toContain('+7.50 cSTABLE');
 
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor();

@@ -39,8 +39,11 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 echo "== starting the service on $E2E_BASE_URL (DATA_DIR $DATA_DIR)"
+# Every test signs up accounts of its own, all from this machine's one address: the suite needs more than the
+# default 30 signups an hour per IP (src/modules/accounts/accounts.test.ts tests that limit).
 # setsid: the service gets its own process group, stopped as a whole at the end.
 PORT="$PORT" DATA_DIR="$DATA_DIR" PUBLIC_ORIGIN="$E2E_BASE_URL" LOG_LEVEL=warn \
+  RATE_LIMIT_SIGNUPS_PER_HOUR="${RATE_LIMIT_SIGNUPS_PER_HOUR:-300}" \
   setsid npm start >"$LOG" 2>&1 &
 SERVICE_PID=$!
 

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ApiClient,
   alert,
+  BASE_URL,
   captureFailures,
   finish,
   launch,
@@ -121,6 +122,43 @@ describe('an ended session', () => {
     await viewShown(page, 'wallets');
     await page.getByRole('article', { name: /^Phone/ }).waitFor();
     await finish(session, 'session-ended-phone');
+  });
+  it('ends on a transaction and its receipt too, and logging in returns to the receipt, verified', async () => {
+    const email = uniqueEmail('ended-receipt');
+    const owner = new ApiClient();
+    await owner.signUp(email);
+    const { wallet } = await owner.call<{ wallet: { id: string } }>('POST', '/wallets', {
+      type: 'CUSTODIAL',
+    });
+    const { transaction } = await owner.call<{ transaction: { id: string } }>('POST', '/fund', {
+      walletId: wallet.id,
+      amount: '10',
+    });
+    await owner.waitForTransaction(transaction.id);
+    const session = await openSession(browser);
+    const { page, context } = session;
+    const [name, value] = owner.cookie.split('=');
+    await context.addCookies([{ name: name ?? '', value: value ?? '', url: BASE_URL }]);
+    await page.goto(`/#/transaction/${transaction.id}`);
+    await page.getByRole('heading', { name: 'Test money added +10.00 STABLE', level: 1 }).waitFor();
+
+    // The cookie goes while the details are open; the next navigation is to the receipt.
+    await context.clearCookies();
+    await page.getByRole('link', { name: 'View receipt' }).click();
+    await alert(page, 'You are signed out. Log in to go back to the receipt.');
+    await page.getByRole('form', { name: 'Log in' }).waitFor();
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').count()).toBe(0);
+    // Nothing repaints the receipt (still loading when the session ended) over the form a moment later.
+    await page.waitForTimeout(1500);
+    await page.getByRole('form', { name: 'Log in' }).waitFor();
+    expect(await page.getByRole('heading', { name: 'Receipt', level: 1 }).count()).toBe(0);
+    expect(new URL(page.url()).hash).toBe(`#/receipt/${transaction.id}`);
+
+    await logIn(page, email, PASSWORD);
+    await page.getByRole('heading', { name: 'Receipt', level: 1 }).waitFor();
+    await page.locator('.verdict').waitFor();
+    expect(await page.locator('.verdict-head').textContent()).toContain('Verified');
+    await finish(session, 'session-ended-back-to-receipt');
   });
 });
 

@@ -32,8 +32,7 @@ afterAll(async () => {
 /** Waits until the activity table lists a `type` row of `amount` in status `status` (it polls by itself). */
 async function waitForRow(page: Page, type: string, amount: string, status = 'CONFIRMED'): Promise<void> {
   await page
-    .locator(`tr[data-status="${status}"]`)
-    .filter({ hasText: type })
+    .locator(`tr[data-status="${status}"][data-type="${type}"]`)
     .filter({ hasText: amount })
     .first()
     .waitFor({ timeout: 60_000 });
@@ -98,10 +97,11 @@ describe('dashboard', () => {
     await addWallet(page, 'Main');
     await move(page, 'Fund', 'Main', '5');
     await waitForRow(page, 'FUND', '5.00');
-    const row = page.locator('tr[data-status="CONFIRMED"]').filter({ hasText: 'FUND' }).first();
+    const row = page.locator('tr[data-status="CONFIRMED"][data-type="FUND"]').first();
+    await row.getByRole('link', { name: /^Details/ }).click();
     const [download] = await Promise.all([
       page.waitForEvent('download'),
-      row.getByRole('button', { name: /Download receipt/ }).click(),
+      page.getByRole('button', { name: 'Download .nota file' }).click(),
     ]);
     expect(download.suggestedFilename()).toMatch(/\.nota$/);
     const saved = await download.path();

@@ -237,6 +237,8 @@ export function createClient(options: ClientOptions) {
       pagesOf((cursor) => letters.page({ ...filters, pageSize: 100, ...(cursor ? { cursor } : {}) })),
     preview: (code: string) =>
       request('get', '/transfer/letter/preview', { params: { query: { code } } }).then((data) => data.letter),
+    /** The caller's own claim of a letter, by its code (claimant only; anyone else reads `letter_not_found`). */
+    ownClaim: (code: string) => request('get', '/transfer/letter/claim', { params: { query: { code } } }),
     /**
      * Claims a letter into one of the caller's wallets. The service blocks up to about 20 s; a claim is idempotent
      * for its claimant, so a dropped connection or `502 claim_unsettled` (sent, bookkeeping pending) is answered by

@@ -538,7 +538,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The caller's own claim of a letter, by its claim code
+         * @description For the claimant only: the letter (amount and memo revealed once CLAIMED) and the claim transaction, as the claim answered them, without claiming again. Anyone else, and a code that matches no claim of the caller's, reads `404 letter_not_found`; the public preview tells them whether it is claimed.
+         */
+        get: operations["getOwnClaim"];
         put?: never;
         /**
          * Claim a letter into one of your wallets
@@ -4450,6 +4454,89 @@ export interface operations {
             };
             /** @description Bad Request: `invalid_claim_code`, `invalid_request`, `validation_error` */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found: `letter_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getOwnClaim: {
+        parameters: {
+            query: {
+                code: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        data: {
+                            letter: components["schemas"]["Letter"];
+                            transaction: components["schemas"]["Transaction"];
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: `invalid_claim_code`, `invalid_request`, `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized: `invalid_api_key`, `session_expired`, `unauthenticated` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: `account_disabled` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -16,7 +16,14 @@ import { countryName, Letter, LetterPreview } from './letters.schema.ts';
 import { claimLetter, createLetter, voidLetter } from './letters.service.ts';
 import { letterPdf, mailLetter } from './mailing.service.ts';
 import { sweepLetters } from './sweep.service.ts';
-import { ownLetter, presentLetter, presentLetters, previewLetter, viewLetter } from './views.service.ts';
+import {
+  ownClaim,
+  ownLetter,
+  presentLetter,
+  presentLetters,
+  previewLetter,
+  viewLetter,
+} from './views.service.ts';
 
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
 const OptionalText = (max: number) =>
@@ -183,6 +190,25 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
       await consume(deps.rateLimits, rateLimitHeaders(reply), limit, `ip:${request.ip}`, deps.clock.now());
       return ok({ letter: await previewLetter(deps, request.query.code) });
     },
+  );
+
+  app.get(
+    '/transfer/letter/claim',
+    {
+      config: { auth: 'either', errors: ['invalid_claim_code', 'letter_not_found'] },
+      schema: {
+        operationId: 'getOwnClaim',
+        tags: ['Letters'],
+        summary: "The caller's own claim of a letter, by its claim code",
+        description:
+          'For the claimant only: the letter (amount and memo revealed once CLAIMED) and the claim transaction, ' +
+          'as the claim answered them, without claiming again. Anyone else, and a code that matches no claim of ' +
+          "the caller's, reads `404 letter_not_found`; the public preview tells them whether it is claimed.",
+        querystring: Type.Object({ code: Type.String({ minLength: 1, maxLength: 64 }) }),
+        response: responses({ 200: Type.Object({ letter: Letter, transaction: Transaction }) }),
+      },
+    },
+    async (request) => ok(await ownClaim(deps, principalOf(request).user.id, request.query.code)),
   );
 
   app.post(

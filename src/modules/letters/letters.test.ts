@@ -357,6 +357,62 @@ describe('claim', () => {
     ).toMatchObject({ status: 409, code: 'already_claimed' });
   });
 
+  it("reads the claimant's own claim back by code; anyone else, and an unclaimed letter, read 404", async () => {
+    const letter = await createLetter({ amount: '3.21', memo: 'Read me back' });
+    const path = `/transfer/letter/claim?code=${encodeURIComponent(letter.claimCode)}`;
+    // A claimant of its own: each claim spends one of an account's 10 claim attempts per 15 minutes.
+    const claimant = await signup(ctx.app);
+    const claimantWallet = await createWallet(claimant);
+    // Not claimed yet: nobody has a claim to read, the sender included.
+    expect(errorOf(await get(claimant, path))).toMatchObject({ status: 404, code: 'letter_not_found' });
+    expect(errorOf(await get(sender, path))).toMatchObject({ status: 404, code: 'letter_not_found' });
+    const claim = await post(claimant, '/transfer/letter/claim', {
+      claimCode: letter.claimCode,
+      walletId: claimantWallet.id,
+    });
+    expect(claim.statusCode, claim.body).toBe(200);
+    const claimed = claim.json().data;
+
+    // The claimant, with any spelling of the code and either credential, gets the claim as the claim answered it.
+    const loose = letter.claimCode.toLowerCase().replaceAll('-', ' ');
+    const withKey = { ...claimant, headers: (await apiKeyOf(ctx.app, claimant)).headers };
+    for (const caller of [claimant, withKey]) {
+      const response = await get(caller, `/transfer/letter/claim?code=${encodeURIComponent(loose)}`);
+      expect(response.statusCode, response.body).toBe(200);
+      const { letter: own, transaction } = response.json().data;
+      expect(own).toMatchObject({
+        id: letter.id,
+        status: 'CLAIMED',
+        amount: '3.21',
+        memo: 'Read me back',
+        claimCode: null,
+      });
+      expect(own.claim).toMatchObject({
+        transactionId: claimed.transaction.id,
+        walletAddress: claimantWallet.address,
+        claimedAt: claimed.letter.claim.claimedAt,
+      });
+      expect(transaction).toMatchObject({
+        id: claimed.transaction.id,
+        type: 'LETTER_CLAIM',
+        direction: 'in',
+        walletId: claimantWallet.id,
+      });
+    }
+    // The sender and a third account do not see the claim; nor does an unauthenticated caller.
+    expect(errorOf(await get(sender, path))).toMatchObject({ status: 404, code: 'letter_not_found' });
+    expect(errorOf(await get(recipient, path))).toMatchObject({ status: 404, code: 'letter_not_found' });
+    expect((await get(null, path)).statusCode).toBe(401);
+    // A malformed code is 400 invalid_claim_code, as for the claim itself.
+    expect(errorOf(await get(claimant, '/transfer/letter/claim?code=short'))).toMatchObject({
+      status: 400,
+      code: 'invalid_claim_code',
+    });
+    // Reading claims nothing: the claim transaction is the same one.
+    const again = (await get(claimant, path)).json().data;
+    expect(again.transaction.id).toBe(claimed.transaction.id);
+  });
+
   it('claims into an external (watch-only) wallet, with an API key', async () => {
     const letter = await createLetter({ amount: '3' });
     const external = await createWallet(recipient, {

@@ -4,6 +4,8 @@ import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { findUserById } from '../accounts/accounts.repository.ts';
+import { findOwnTransaction } from '../transactions/transactions.repository.ts';
+import { toTransaction } from '../transactions/transactions.schema.ts';
 import { claimCodeHash, normalizeClaimCode } from './claim-code.ts';
 import { findLetterByCodeHash, findLetterById, legTransactions } from './letters.repository.ts';
 import { senderLabelOf, toLetter } from './letters.schema.ts';
@@ -66,5 +68,27 @@ export async function previewLetter(deps: Deps, code: string) {
     senderLabel: senderLabelOf(sender),
     amountVisibility: 'sealed' as const,
     claimable: status === 'ESCROWED' || status === 'MAILED',
+  };
+}
+
+/**
+ * The caller's own claim of the letter with this code: the letter as its claimant sees it and the claim
+ * transaction, as `POST /transfer/letter/claim` answered them. Anyone but the claimant (and a letter not claimed,
+ * or one whose claim was undone) reads `404 letter_not_found`, as for a code that matches nothing.
+ */
+export async function ownClaim(deps: Deps, userId: string, code: string) {
+  const { db } = deps.database;
+  const letter = await findLetterByCodeHash(db, claimCodeHash(normalizeClaimCode(code)));
+  const claimed = letter?.status === 'CLAIMING' || letter?.status === 'CLAIMED';
+  const transaction =
+    letter && claimed && letter.claimantUserId === userId && letter.claimTransactionId
+      ? await findOwnTransaction(db, userId, letter.claimTransactionId)
+      : undefined;
+  if (!letter || !transaction) {
+    throw new AppError('letter_not_found', 'You have not claimed a letter with this code.');
+  }
+  return {
+    letter: await presentLetter(deps, letter, { userId }),
+    transaction: toTransaction(transaction, deps.network),
   };
 }

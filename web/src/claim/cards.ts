@@ -2,7 +2,7 @@
 
 import { formatDate, formatTime, h, shortHex, statusBadge, txLink, uid } from '../dom.ts';
 import { formatAmount } from '../money.ts';
-import type { Letter, LetterPreview, Transaction } from '../types.ts';
+import type { Letter, LetterPreview, Transaction, Wallet } from '../types.ts';
 
 function statusWords(p: LetterPreview): { text: string; tone: string } {
   switch (p.status) {
@@ -12,7 +12,7 @@ function statusWords(p: LetterPreview): { text: string; tone: string } {
     case 'CLAIMING':
       return { text: 'Being claimed right now', tone: 'wait' };
     case 'CLAIMED':
-      return { text: 'Already claimed', tone: 'done' };
+      return { text: 'Claimed', tone: 'done' };
     case 'EXPIRED':
       return { text: 'Expired: the amount went back to the sender', tone: 'bad' };
     case 'VOIDED':
@@ -46,25 +46,48 @@ export function previewCard(p: LetterPreview, groupedCode: string): HTMLElement 
         'dd',
         null,
         h('span', { class: 'sealed' }, 'Amount sealed'),
-        h('span', { class: 'muted' }, ' until you claim it'),
+        h(
+          'span',
+          { class: 'muted' },
+          p.status === 'CLAIMED' || p.status === 'CLAIMING'
+            ? ': shown only to the person who claimed it'
+            : ' until you claim it',
+        ),
       ),
-      h('dt', null, 'Claim by'),
-      h('dd', null, formatDate(p.expiresAt)),
+      p.status === 'CLAIMED' || p.status === 'CLAIMING'
+        ? null
+        : [h('dt', null, 'Claim by'), h('dd', null, formatDate(p.expiresAt))],
       h('dt', null, 'Code'),
       h('dd', null, h('code', null, groupedCode)),
     ),
   );
 }
 
-/** A claim's outcome: the revealed amount and memo once CLAIMED, and the claim transaction. */
-export function resultCard(letter: Letter, transaction: Transaction): HTMLElement {
+/**
+ * A claim's outcome: the revealed amount and memo once CLAIMED, where the money went, and the claim transaction.
+ * `again`: the claimant opened a letter they claimed before ("You claimed this on … into …").
+ */
+export function resultCard(
+  letter: Letter,
+  transaction: Transaction,
+  wallet: Pick<Wallet, 'label' | 'address'> | null,
+  again: boolean,
+): HTMLElement {
   const headingId = uid('h');
   const claimed = letter.status === 'CLAIMED';
   const memo = claimed && letter.memo ? letter.memo : null;
+  const address = letter.claim?.walletAddress || wallet?.address || transaction.toAddress;
+  const into = wallet ? `${wallet.label} (${shortHex(address, 4)})` : shortHex(address, 4);
+  const when = letter.claim?.claimedAt ?? transaction.createdAt;
   return h(
     'section',
     { class: 'card result', 'aria-labelledby': headingId, tabindex: -1 },
-    h('h2', { id: headingId }, claimed ? 'Claimed!' : 'Claim in progress'),
+    h(
+      'h2',
+      { id: headingId },
+      again ? 'You claimed this letter' : claimed ? 'Claimed!' : 'Claim in progress',
+    ),
+    h('p', { class: 'claimed-into' }, `You claimed this on ${formatTime(when)} into ${into}.`),
     claimed
       ? h(
           'p',
@@ -84,17 +107,24 @@ export function resultCard(letter: Letter, transaction: Transaction): HTMLElemen
     h(
       'dl',
       { class: 'facts' },
-      h('dt', null, 'Transaction'),
-      h('dd', null, h('code', null, transaction.id)),
       h('dt', null, 'Status'),
       h('dd', { class: 'tx-status' }, statusBadge(transaction.status)),
       h('dt', null, 'Chain hash'),
       h('dd', null, txLink(transaction.txHash, transaction.explorerUrl, 'not sent yet')),
       h('dt', null, 'Into'),
-      h('dd', null, h('code', null, shortHex(letter.claim?.walletAddress ?? transaction.toAddress, 6))),
-      h('dt', null, 'When'),
-      h('dd', null, formatTime(letter.claim?.claimedAt ?? transaction.createdAt)),
+      h('dd', null, wallet ? `${wallet.label} ` : null, h('code', null, shortHex(address, 6))),
+      h('dt', null, 'Reference'),
+      h('dd', null, h('code', null, transaction.id)),
     ),
-    h('p', null, h('a', { href: '/#/wallets', class: 'button-link' }, 'Go to your wallets')),
+    h(
+      'p',
+      { class: 'actions' },
+      h(
+        'a',
+        { href: `/#/transaction/${encodeURIComponent(transaction.id)}`, class: 'button-link' },
+        'Transaction and receipt',
+      ),
+      h('a', { href: '/#/wallets', class: 'button-link secondary' }, 'Go to your wallets'),
+    ),
   );
 }

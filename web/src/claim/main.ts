@@ -1,6 +1,8 @@
 /**
- * The public claim page at `/claim#CODE`: preview of the letter, sign up or log in, pick or create a wallet,
- * claim (blocks up to ~20 s), then the revealed amount, memo and claim transaction.
+ * The public claim page at `/claim#CODE`: preview of the letter, sign up or log in, pick a wallet or "a new wallet"
+ * (made as part of the claim; a new person without wallets claims straight after signing up), claim (blocks up to
+ * ~20 s), then the revealed amount, memo and claim transaction. A claimed letter offers nothing to claim with: its
+ * claimant sees their claim (`GET /transfer/letter/claim`), anyone else that it has been claimed.
  */
 
 import { ApiError, get, onSessionLost, post, query } from '../api.ts';
@@ -113,10 +115,83 @@ async function lookUp(raw: string): Promise<void> {
     );
     return;
   }
-  if (!preview.claimable) {
-    showError(status, 'This letter was already claimed. If you claimed it, log in to see your claim.');
-  }
   await nextStep();
+}
+
+/** The wallets of the signed-in account; null (with the error shown) when they cannot be read. */
+async function ownWallets(): Promise<Wallet[] | null> {
+  try {
+    return (await get<{ wallets: Wallet[] }>('/wallets')).wallets;
+  } catch (error) {
+    showError(status, plainError(error));
+    return null;
+  }
+}
+
+/**
+ * A letter already claimed (or being claimed): its claimant sees their claim, anyone else only that it has been
+ * claimed. Never a wallet choice or a Claim button: a claimed letter cannot be claimed again.
+ */
+async function claimedStep(): Promise<void> {
+  if (!user) {
+    const login = h('button', { type: 'button', class: 'secondary' }, 'Log in to see your claim');
+    login.addEventListener('click', () =>
+      replace(
+        stepSlot,
+        authPanel({
+          heading: 'Log in to see your claim',
+          mode: 'login',
+          onSignedIn: (signedIn) => {
+            user = signedIn;
+            void claimedStep();
+          },
+        }),
+      ),
+    );
+    replace(
+      stepSlot,
+      h(
+        'section',
+        { class: 'card claimed-by-other', 'aria-labelledby': 'claimed-heading' },
+        h('h2', { id: 'claimed-heading' }, 'This letter has been claimed'),
+        h(
+          'p',
+          null,
+          'A letter of value can be claimed only once. If you claimed it, log in to see your claim.',
+        ),
+        login,
+      ),
+    );
+    return;
+  }
+  let own: { letter: Letter; transaction: Transaction } | null = null;
+  try {
+    own = await get<{ letter: Letter; transaction: Transaction }>(`/transfer/letter/claim${query({ code })}`);
+  } catch (error) {
+    if (!(error instanceof ApiError && error.code === 'letter_not_found')) {
+      showError(status, plainError(error));
+      return;
+    }
+  }
+  if (!own) {
+    replace(
+      stepSlot,
+      h(
+        'section',
+        { class: 'card claimed-by-other', 'aria-labelledby': 'claimed-heading' },
+        h('h2', { id: 'claimed-heading' }, 'This letter has been claimed'),
+        h(
+          'p',
+          null,
+          `Someone else claimed it: a letter of value can be claimed only once. You are signed in as ${user.email}.`,
+        ),
+      ),
+    );
+    return;
+  }
+  const wallets = (await ownWallets()) ?? [];
+  sessionStorage.removeItem(STORAGE_KEY);
+  showResult(own.letter, own.transaction, wallets, true);
 }
 
 async function nextStep(): Promise<void> {
@@ -127,16 +202,22 @@ async function nextStep(): Promise<void> {
       user = null;
     }
   }
+  if (preview && !preview.claimable) {
+    await claimedStep();
+    return;
+  }
   if (!user) {
     replace(
       stepSlot,
       authPanel({
         heading: 'Who is claiming?',
-        intro: 'Create a free account, or log in, to receive the amount into your own wallet.',
+        intro:
+          'Create a free account, or log in, and the amount goes straight into your wallet: if you have none ' +
+          'yet, a new one is made for you as part of the claim.',
         mode: 'signup',
         onSignedIn: (signedIn) => {
           user = signedIn;
-          void walletStep();
+          void afterSignIn();
         },
       }),
     );
@@ -145,36 +226,49 @@ async function nextStep(): Promise<void> {
   await walletStep();
 }
 
-async function walletStep(): Promise<void> {
-  replace(status);
-  let wallets: Wallet[];
-  try {
-    wallets = (await get<{ wallets: Wallet[] }>('/wallets')).wallets;
-  } catch (error) {
-    showError(status, plainError(error));
+/** Just signed in from this page: a person without a wallet (a new account) claims at once, into a new one. */
+async function afterSignIn(): Promise<void> {
+  const wallets = await ownWallets();
+  if (wallets === null) return;
+  if (wallets.length > 0) {
+    await walletStep(wallets);
     return;
   }
+  const working = h('p', { class: 'muted' }, 'Creating your wallet and claiming…');
+  replace(stepSlot, h('section', { class: 'card', 'aria-label': 'Claiming' }, working));
+  await claim(NEW_WALLET, working, []);
+}
+
+/** The radio value that stands for "a new wallet, created as part of the claim". */
+const NEW_WALLET = 'new';
+/** A wallet this page created for a claim that then failed: a retry claims into it rather than making another. */
+let createdForClaim: Wallet | null = null;
+
+async function walletStep(known?: Wallet[]): Promise<void> {
+  replace(status);
+  const wallets = known ?? (await ownWallets());
+  if (wallets === null) return;
   const headingId = uid('h');
   const legendId = uid('legend');
-  const radios = wallets.map((w) =>
-    h('input', { type: 'radio', name: 'wallet', value: w.id, id: uid('w'), checked: w.isPrimary }),
+  const choices = [
+    ...wallets.map((w) => ({
+      value: w.id,
+      label: `${w.label} `,
+      detail: `${w.type === 'CUSTODIAL' ? 'custodial' : 'watch-only'} · ${shortHex(w.address, 4)}`,
+      checked: w.isPrimary,
+    })),
+    {
+      value: NEW_WALLET,
+      label: 'A new wallet ',
+      detail: 'made for you as part of the claim',
+      checked: false,
+    },
+  ];
+  if (!choices.some((c) => c.checked) && choices[0]) choices[0].checked = true;
+  const radios = choices.map((c) =>
+    h('input', { type: 'radio', name: 'wallet', value: c.value, id: uid('w'), checked: c.checked }),
   );
-  if (radios.length > 0 && !radios.some((r) => r.checked) && radios[0]) radios[0].checked = true;
-  const claimButton = h('button', { type: 'submit', disabled: wallets.length === 0 }, 'Claim');
-  const createButton = h('button', { type: 'button', class: 'secondary' }, 'Create a new wallet');
-  createButton.addEventListener('click', async () => {
-    createButton.disabled = true;
-    try {
-      await post('/wallets', {
-        type: 'CUSTODIAL',
-        label: wallets.length === 0 ? 'My wallet' : `Wallet ${wallets.length + 1}`,
-      });
-      await walletStep();
-    } catch (error) {
-      showError(status, plainError(error));
-      createButton.disabled = false;
-    }
-  });
+  const claimButton = h('button', { type: 'submit' }, 'Claim');
   const externalAddress = h('input', {
     type: 'text',
     pattern: '0x[0-9a-fA-F]{40}',
@@ -206,31 +300,19 @@ async function walletStep(): Promise<void> {
     { class: 'card stack', 'aria-labelledby': headingId },
     h('h2', { id: headingId }, 'Where should the money go?'),
     h('p', { class: 'muted' }, `Signed in as ${user?.email ?? ''}.`),
-    wallets.length === 0
-      ? h('p', null, 'You have no wallet yet. Create one to receive the amount.')
-      : h(
-          'fieldset',
-          { 'aria-labelledby': legendId },
-          h('legend', { id: legendId }, 'Receive into'),
-          wallets.map((w, i) =>
-            h(
-              'div',
-              { class: 'choice' },
-              radios[i] ?? null,
-              h(
-                'label',
-                { for: radios[i]?.id ?? '' },
-                `${w.label} `,
-                h(
-                  'span',
-                  { class: 'muted' },
-                  `${w.type === 'CUSTODIAL' ? 'custodial' : 'watch-only'} · ${shortHex(w.address, 4)}`,
-                ),
-              ),
-            ),
-          ),
+    h(
+      'fieldset',
+      { 'aria-labelledby': legendId },
+      h('legend', { id: legendId }, 'Receive into'),
+      choices.map((c, i) =>
+        h(
+          'div',
+          { class: 'choice' },
+          radios[i] ?? null,
+          h('label', { for: radios[i]?.id ?? '' }, c.label, h('span', { class: 'muted' }, c.detail)),
         ),
-    h('div', { class: 'actions' }, createButton),
+      ),
+    ),
     h(
       'details',
       null,
@@ -243,36 +325,59 @@ async function walletStep(): Promise<void> {
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const walletId = radios.find((r) => r.checked)?.value;
-    if (walletId) void claim(walletId, claimButton);
+    if (walletId) void claim(walletId, claimButton, wallets);
   });
   replace(stepSlot, form);
 }
 
-async function claim(walletId: string, button: HTMLButtonElement): Promise<void> {
+/** The wallet to claim into: an existing one, or (for `NEW_WALLET`) one created now, once. */
+async function walletFor(choice: string, wallets: Wallet[]): Promise<{ id: string; all: Wallet[] }> {
+  if (choice !== NEW_WALLET) return { id: choice, all: wallets };
+  if (!createdForClaim) {
+    const { wallet } = await post<{ wallet: Wallet }>('/wallets', {
+      type: 'CUSTODIAL',
+      label: wallets.length === 0 ? 'My wallet' : `Wallet ${wallets.length + 1}`,
+    });
+    createdForClaim = wallet;
+  }
+  return { id: createdForClaim.id, all: [...wallets, createdForClaim] };
+}
+
+/**
+ * Claims into the chosen wallet (creating it first when the choice is a new wallet). `trigger` is the button that
+ * started it (disabled meanwhile), or the line that says a one-step claim is under way.
+ */
+async function claim(choice: string, trigger: HTMLElement, wallets: Wallet[]): Promise<void> {
   replace(status);
-  button.disabled = true;
+  if (trigger instanceof HTMLButtonElement) trigger.disabled = true;
   const wait = longWait('Claiming: the vault is releasing the amount to your wallet…');
-  button.after(wait.element);
+  trigger.after(wait.element);
   try {
+    const into = await walletFor(choice, wallets);
     const result = await post<{ letter: Letter; transaction: Transaction }>('/transfer/letter/claim', {
       claimCode: code,
-      walletId,
+      walletId: into.id,
     });
     wait.stop();
+    createdForClaim = null;
     sessionStorage.removeItem(STORAGE_KEY);
-    showResult(result.letter, result.transaction);
+    showResult(result.letter, result.transaction, into.all, false);
   } catch (error) {
     wait.stop();
-    button.disabled = false;
     showError(status, plainError(error));
+    if (trigger instanceof HTMLButtonElement) trigger.disabled = false;
+    // A one-step claim that failed: offer the choice again (the wallet it made is kept, not made twice).
+    else await walletStep(createdForClaim ? [...wallets, createdForClaim] : wallets);
     status.scrollIntoView({ block: 'nearest' });
   }
 }
 
-function showResult(letter: Letter, transaction: Transaction): void {
+/** The claim's outcome; `again` when the claimant opens a letter they claimed before. */
+function showResult(letter: Letter, transaction: Transaction, wallets: Wallet[], again: boolean): void {
   const claimed = letter.status === 'CLAIMED';
-  const section = resultCard(letter, transaction);
-  replace(previewSlot);
+  const wallet = wallets.find((w) => w.id === transaction.walletId) ?? null;
+  const section = resultCard(letter, transaction, wallet, again);
+  replace(previewSlot, again && preview ? previewCard(preview, groupCode(code)) : null);
   replace(stepSlot, section);
   section.focus();
   if (!claimed) {
@@ -284,12 +389,12 @@ function showResult(letter: Letter, transaction: Transaction): void {
         ]);
         if (next.status === 'CLAIMED' || tx.status === 'FAILED') {
           window.clearInterval(timer);
-          showResult(next, tx);
+          showResult(next, tx, wallets, again);
         }
       } catch {
         // Keep trying; the page says it is in progress.
       }
-    }, 5000);
+    }, 2000);
   }
 }
 

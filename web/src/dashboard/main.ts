@@ -11,6 +11,8 @@ import type { NetworkInfo, User, Wallet } from '../types.ts';
 import type { Ctx } from './context.ts';
 import { lettersView } from './letters/view.ts';
 import { settingsView } from './settings/view.ts';
+import { receiptView } from './wallets/receipt-view.ts';
+import { transactionView } from './wallets/transaction-view.ts';
 import { walletsView } from './wallets/view.ts';
 
 const ROUTES = {
@@ -19,6 +21,27 @@ const ROUTES = {
   settings: { title: 'Settings', view: settingsView },
 } as const;
 type Route = keyof typeof ROUTES;
+
+/** Pages under a view, not in the navigation: `#/transaction/{id}` and `#/receipt/{id}` (under Wallets). */
+const SUBPAGES = {
+  transaction: transactionView,
+  receipt: receiptView,
+} as const;
+type Subpage = keyof typeof SUBPAGES;
+const SUBPAGE_TITLES: Record<Subpage, string> = { transaction: 'Transaction', receipt: 'Receipt' };
+
+/** The sub-page the address names, with its id, or null. */
+function currentSubpage(): { name: Subpage; id: string | null } | null {
+  const [name, id] = location.hash.replace(/^#\/?/, '').split('/');
+  if (!name || !(name in SUBPAGES)) return null;
+  let decoded: string | null = null;
+  try {
+    decoded = id ? decodeURIComponent(id) : null;
+  } catch {
+    decoded = null;
+  }
+  return { name: name as Subpage, id: decoded };
+}
 
 const app = document.getElementById('app') as HTMLElement;
 const bannerSlot = h('div', { class: 'banner-slot' });
@@ -110,10 +133,12 @@ async function route(focus: boolean): Promise<void> {
   stopTimers();
   generation += 1;
   const at = generation;
-  const active = currentRoute();
+  const subpage = currentSubpage();
+  const active = subpage ? 'wallets' : currentRoute();
   renderNav(active);
-  document.title = `${ROUTES[active].title} · sealpay`;
-  const view = await ROUTES[active].view(viewContext(ctx, at));
+  document.title = `${subpage ? SUBPAGE_TITLES[subpage.name] : ROUTES[active].title} · sealpay`;
+  const own = viewContext(ctx, at);
+  const view = subpage ? await SUBPAGES[subpage.name](own, subpage.id) : await ROUTES[active].view(own);
   if (at !== generation) return;
   replace(main, view);
   if (focus) main.querySelector('h1')?.focus();
@@ -214,7 +239,8 @@ async function start(): Promise<void> {
   onSessionLost((error) => {
     if (!ctx) return;
     // The address keeps the view: logging in again returns there.
-    const back = `Log in to go back to ${ROUTES[currentRoute()].title}.`;
+    const subpage = currentSubpage();
+    const back = `Log in to go back to ${subpage ? `the ${SUBPAGE_TITLES[subpage.name].toLowerCase()}` : ROUTES[currentRoute()].title}.`;
     signedOut(
       error.code === 'session_expired' ? `Your session has ended. ${back}` : `You are signed out. ${back}`,
     );

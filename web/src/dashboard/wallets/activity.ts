@@ -1,21 +1,12 @@
-/** The caller's transactions, newest first, paged; with their hashes, statuses and notarized receipts. */
+/**
+ * The caller's transactions, newest first, paged: what happened in plain words, which way the money went, the
+ * amount and status; each row links to its details (history, hashes, explorer, receipt).
+ */
 
-import { ApiError, get, query } from '../../api.ts';
-import {
-  formatTime,
-  h,
-  pager,
-  replace,
-  saveFile,
-  shortHex,
-  showError,
-  showFailure,
-  showInfo,
-  statusBadge,
-  txLink,
-} from '../../dom.ts';
+import { get, query } from '../../api.ts';
+import { formatTime, h, pager, replace, statusBadge } from '../../dom.ts';
 import { plainCode } from '../../errors.ts';
-import { formatAmount } from '../../money.ts';
+import { FLOW_ARROWS, flowOf, partyWords, signedAmount, typeWords } from '../../transactions.ts';
 import { IN_FLIGHT, type Page, type Transaction } from '../../types.ts';
 import { type Ctx, walletName } from '../context.ts';
 
@@ -42,7 +33,6 @@ export interface Activity {
  */
 export function activityList(
   ctx: Ctx,
-  status: HTMLElement,
   hooks: {
     alongside: () => Promise<void>;
     settled: (walletIds: Set<string>) => Promise<void>;
@@ -61,77 +51,44 @@ export function activityList(
   let page = 1;
   let polledAt = 0;
 
-  async function downloadReceipt(tx: Transaction, button: HTMLButtonElement): Promise<void> {
-    button.disabled = true;
-    try {
-      const { filename, nota } = await get<{ filename: string; nota: string }>(`/transactions/${tx.id}/nota`);
-      saveFile(filename, new Blob([nota], { type: 'text/plain' }));
-      showInfo(status, `Receipt ${filename} saved.`);
-    } catch (error) {
-      if (error instanceof ApiError && error.code === 'receipt_unavailable') {
-        const retryable = (error.details as { retryable?: boolean } | undefined)?.retryable;
-        showError(
-          status,
-          retryable
-            ? 'No receipt yet: the transaction is still queued. Try again when it has a hash.'
-            : 'This transaction failed before reaching the chain, so it has no receipt.',
-        );
-      } else {
-        showFailure(status, error);
-      }
-    } finally {
-      button.disabled = false;
-    }
-  }
-
   function txRow(tx: Transaction): HTMLTableRowElement {
-    const receipt = tx.txHash ? h('button', { type: 'button', class: 'secondary small' }, 'Receipt') : null;
-    receipt?.setAttribute(
-      'aria-label',
-      `Download receipt of ${tx.type.toLowerCase()} ${tx.amount} ${tx.token}`,
+    const flow = flowOf(tx);
+    const arrow = FLOW_ARROWS[flow];
+    const words = typeWords(tx);
+    const party = partyWords(tx);
+    const details = h(
+      'a',
+      { href: `#/transaction/${encodeURIComponent(tx.id)}`, class: 'details-link' },
+      'Details',
     );
-    receipt?.addEventListener('click', () => void downloadReceipt(tx, receipt));
-    const hash = txLink(tx.txHash, tx.explorerUrl, '—');
-    const incoming = tx.direction === 'in';
-    // The counterparty is an address (money received from it) or a label (`Sandbox faucet`, a letter's leg).
-    const named = (value: string | null) =>
-      value && /^0x[0-9a-fA-F]{40}$/.test(value) ? shortHex(value, 4) : value;
-    const party = incoming
-      ? named(tx.counterparty ?? tx.fromAddress)
-      : (tx.counterparty ?? (tx.toAddress ? shortHex(tx.toAddress, 4) : null));
-    // A confidential amount received by an external wallet: only that wallet's key can read it.
-    const amount = tx.amount === null ? 'encrypted' : formatAmount(tx.amount);
+    details.setAttribute('aria-label', `Details of ${words.toLowerCase()} ${signedAmount(tx)}`);
     return h(
       'tr',
-      { 'data-tx-id': tx.id, 'data-status': tx.status, 'data-direction': tx.direction },
-      h('td', { 'data-label': 'When' }, formatTime(tx.createdAt)),
+      { 'data-tx-id': tx.id, 'data-status': tx.status, 'data-direction': tx.direction, 'data-type': tx.type },
+      h('td', { 'data-label': 'When', class: 'when' }, formatTime(tx.createdAt)),
       h(
         'td',
-        { 'data-label': 'Type' },
+        { 'data-label': 'What', class: 'what' },
         h(
           'span',
-          { class: `direction ${tx.direction}`, title: incoming ? 'Received' : 'Sent' },
-          incoming ? '↓ in ' : '↑ out ',
+          { class: 'what-head' },
+          h('span', { class: `flow flow-${flow}`, title: arrow.words, 'aria-hidden': 'true' }, arrow.symbol),
+          h('span', { class: 'visually-hidden' }, `${arrow.words}: `),
+          h('span', { class: 'tx-words' }, words),
         ),
-        tx.type,
+        party ? h('span', { class: 'muted party' }, ` ${party}`) : null,
+        h('span', { class: 'muted wallet-name' }, ` · ${walletName(ctx, tx.walletId)}`),
       ),
-      h('td', { 'data-label': 'Amount', class: 'num' }, `${amount} ${tx.token}`),
+      h('td', { 'data-label': 'Amount', class: `num amount flow-${flow}` }, signedAmount(tx)),
       h(
         'td',
-        { 'data-label': 'Status' },
+        { 'data-label': 'Status', class: 'tx-state' },
         statusBadge(tx.status),
         tx.status === 'FAILED'
           ? h('span', { class: 'error small' }, ` ${plainCode(tx.errorCode, tx.error)}`)
           : null,
       ),
-      h(
-        'td',
-        { 'data-label': 'Wallet' },
-        walletName(ctx, tx.walletId),
-        party ? h('span', { class: 'muted' }, incoming ? ` ← from ${party}` : ` → ${party}`) : null,
-      ),
-      h('td', { 'data-label': 'Hash' }, hash),
-      h('td', { 'data-label': 'Receipt' }, receipt ?? '—'),
+      h('td', { 'data-label': 'More', class: 'more' }, details),
     );
   }
 
@@ -150,7 +107,7 @@ export function activityList(
         ? h('p', { class: 'empty' }, 'No transactions yet.')
         : h(
             'table',
-            { class: 'responsive' },
+            { class: 'responsive activity-table' },
             h('caption', { class: 'visually-hidden' }, 'Transactions, newest first'),
             h(
               'thead',
@@ -158,9 +115,7 @@ export function activityList(
               h(
                 'tr',
                 null,
-                ['When', 'Type', 'Amount', 'Status', 'Wallet', 'Hash', 'Receipt'].map((c) =>
-                  h('th', { scope: 'col' }, c),
-                ),
+                ['When', 'What', 'Amount', 'Status', 'More'].map((c) => h('th', { scope: 'col' }, c)),
               ),
             ),
             h('tbody', null, transactions.items.map(txRow)),

@@ -59,7 +59,7 @@ export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
   }
 
   const cards = walletCards(ctx, activityStatus, walletsChanged);
-  const activity = activityList(ctx, activityStatus, {
+  const activity = activityList(ctx, {
     alongside: async () => {
       await cards.loadGas();
       moveForm?.refreshAvailable();

@@ -1,0 +1,112 @@
+/**
+ * A transaction in plain words: what happened (never the raw type name), which way the money went for the wallet,
+ * and who was on the other side. Shared by the activity list, a transaction's details and its receipt.
+ */
+import { shortHex } from './dom.ts';
+import { formatAmount } from './money.ts';
+import type { Transaction } from './types.ts';
+
+/** Which way the money moved for the row's wallet: into it, out of it, or between its own balances. */
+export type Flow = 'in' | 'out' | 'convert';
+
+type TxFacts = Pick<
+  Transaction,
+  'type' | 'direction' | 'amount' | 'token' | 'counterparty' | 'fromAddress' | 'toAddress'
+>;
+
+/**
+ * `direction: "in"` is money received (a transfer in, a letter claimed, a refund). A faucet payment is asked for,
+ * so the service records it `out`, but its money comes in; mint and redeem move money between the wallet's own
+ * public and confidential balances.
+ */
+export function flowOf(tx: Pick<Transaction, 'type' | 'direction'>): Flow {
+  if (tx.direction === 'in') return 'in';
+  switch (tx.type) {
+    case 'FUND':
+      return 'in';
+    case 'MINT':
+    case 'REDEEM':
+      return 'convert';
+    default:
+      return 'out';
+  }
+}
+
+/** What happened, in a few plain words ("Received", "Letter claimed"). */
+export function typeWords(tx: Pick<Transaction, 'type' | 'direction'>): string {
+  switch (tx.type) {
+    case 'FUND':
+      return 'Test money added';
+    case 'MINT':
+      return 'Made private';
+    case 'REDEEM':
+      return 'Made public';
+    case 'TRANSFER':
+      return tx.direction === 'in' ? 'Received' : 'Sent';
+    case 'LETTER_ESCROW':
+      return 'Letter sent';
+    case 'LETTER_CLAIM':
+      return 'Letter claimed';
+    case 'LETTER_REFUND':
+      return 'Letter refunded';
+    default:
+      return 'Transaction';
+  }
+}
+
+/** A longer sentence for the details view. */
+export function typeExplained(tx: Pick<Transaction, 'type' | 'direction'>): string {
+  switch (tx.type) {
+    case 'FUND':
+      return 'Test money from the sandbox faucet, paid into this wallet as public STABLE.';
+    case 'MINT':
+      return 'Public STABLE turned into private (confidential) cSTABLE in the same wallet, one for one.';
+    case 'REDEEM':
+      return 'Private cSTABLE turned back into public STABLE in the same wallet, one for one.';
+    case 'TRANSFER':
+      return tx.direction === 'in'
+        ? 'Money another address sent to this wallet.'
+        : 'Money this wallet sent to another address.';
+    case 'LETTER_ESCROW':
+      return 'The amount of a letter of value, held in escrow until someone claims it or it is voided.';
+    case 'LETTER_CLAIM':
+      return 'The amount of a letter of value, paid out of escrow into this wallet when it was claimed.';
+    case 'LETTER_REFUND':
+      return 'The amount of a voided or expired letter, returned from escrow to the wallet that sent it.';
+    default:
+      return '';
+  }
+}
+
+export const FLOW_ARROWS: Record<Flow, { symbol: string; words: string }> = {
+  in: { symbol: '↓', words: 'Money in' },
+  out: { symbol: '↑', words: 'Money out' },
+  convert: { symbol: '⇄', words: 'Between your balances' },
+};
+
+/** The amount with its sign for the wallet (`+12.50 cSTABLE`), or "encrypted" when only the receiver can read it. */
+export function signedAmount(tx: Pick<Transaction, 'type' | 'direction' | 'amount' | 'token'>): string {
+  if (tx.amount === null) return `encrypted ${tx.token}`;
+  const flow = flowOf(tx);
+  const sign = flow === 'in' ? '+' : flow === 'out' ? '−' : '';
+  return `${sign}${formatAmount(tx.amount)} ${tx.token}`;
+}
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+/** The other side, short: "from 0x12…abcd", "to Letter escrow", or null when there is none. */
+export function partyWords(tx: TxFacts): string | null {
+  const named = (value: string | null) => (value && ADDRESS.test(value) ? shortHex(value, 4) : value);
+  const flow = flowOf(tx);
+  if (flow === 'convert') return null;
+  if (tx.type === 'FUND') return 'from the faucet';
+  if (tx.type === 'LETTER_ESCROW' || tx.type === 'LETTER_CLAIM' || tx.type === 'LETTER_REFUND') {
+    return flow === 'in' ? 'from letter escrow' : 'to letter escrow';
+  }
+  if (flow === 'in') {
+    const from = named(tx.counterparty ?? tx.fromAddress);
+    return from ? `from ${from}` : null;
+  }
+  const to = named(tx.counterparty ?? tx.toAddress);
+  return to ? `to ${to}` : null;
+}
