@@ -18,6 +18,9 @@ import {
  */
 const NOTHING_MOVES: readonly string[] = ['gas', 'approve', 'operator-grant'];
 
+/** The purpose of a confidential transfer sent alone (signed by the wallet itself). */
+export const TRANSFER_PURPOSE = 'transfer';
+
 /** The purpose of a batch's signed transaction, stored under the batch's first leg (its `batch_id`). */
 export const BATCH_PURPOSE = 'batch';
 
@@ -32,6 +35,25 @@ export async function findSubmission(
     .where(and(eq(chainSubmissions.transactionId, transactionId), eq(chainSubmissions.purpose, purpose)))
     .limit(1);
   return row;
+}
+
+/** Of these transactions, those that already have a signed transaction stored for `purpose`. */
+export async function findSignedFor(
+  db: DbOrTx,
+  transactionIds: readonly string[],
+  purpose: string,
+): Promise<string[]> {
+  if (transactionIds.length === 0) return [];
+  const signed = await db
+    .select({ transactionId: chainSubmissions.transactionId })
+    .from(chainSubmissions)
+    .where(
+      and(
+        inArray(chainSubmissions.transactionId, [...transactionIds]),
+        eq(chainSubmissions.purpose, purpose),
+      ),
+    );
+  return signed.map((row) => row.transactionId);
 }
 
 /**

@@ -34,7 +34,13 @@ import {
   transition,
 } from '../../../worker/outbox.repository.ts';
 import { amountOf, blockFields, ensureGas, fail, recipientOf } from '../../../worker/steps.ts';
-import { BATCH_PURPOSE, findSubmission, findUnminedFrom } from '../../../worker/submissions.repository.ts';
+import {
+  BATCH_PURPOSE,
+  findSignedFor,
+  findSubmission,
+  findUnminedFrom,
+  TRANSFER_PURPOSE,
+} from '../../../worker/submissions.repository.ts';
 import { PreflightError, RevertedError, settle, submitOnce } from '../../../worker/submissions.ts';
 import { openWalletKey } from '../../wallets/custody.ts';
 import { recordBatcherGrant } from '../../wallets/wallets.repository.ts';
@@ -184,22 +190,21 @@ export async function runTransferBatch(
   const batcher = ctx.network.transferBatcher;
   if (!batcher || rows.length < 2) return rows;
   const { db } = ctx.deps.database;
-  const behind = new Set(
-    await findRowsBehindEarlierWork(
-      db,
-      rows.map((row) => row.id),
-    ),
-  );
-  if (behind.size > 0) {
+  const ids = rows.map((row) => row.id);
+  // A row whose own transfer was signed already (the process died between its broadcast and its PENDING) carries
+  // that signature through alone: in a batch too, its money would move twice.
+  const signedAlone = new Set(await findSignedFor(db, ids, TRANSFER_PURPOSE));
+  const behind = new Set(await findRowsBehindEarlierWork(db, ids));
+  const waiting = rows.filter((row) => behind.has(row.id) && !signedAlone.has(row.id));
+  if (waiting.length > 0) {
     // They join a later batch, once what their wallet asked for before them is finished.
-    const waiting = rows.filter((row) => behind.has(row.id));
     await deferLeased(db, waiting, new Date(ctx.deps.clock.now().getTime() + WAIT_BEHIND_EARLIER_MS));
   }
   const byWallet = Map.groupBy(
-    rows.filter((row) => !behind.has(row.id)),
+    rows.filter((row) => !behind.has(row.id) && !signedAlone.has(row.id)),
     (row) => row.walletId,
   );
-  const alone: TransactionRow[] = [];
+  const alone: TransactionRow[] = rows.filter((row) => signedAlone.has(row.id));
   const ready: TransactionRow[] = [];
   await Promise.all(
     [...byWallet.values()].map(async (group) => {

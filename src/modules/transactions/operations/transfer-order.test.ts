@@ -1,7 +1,8 @@
 /**
  * A batch is signed by the operator, outside its wallets' own nonce order: a transfer queued right behind its
  * wallet's mint must not join a batch that overtakes the mint (it would move an encrypted zero and fail). It waits
- * until the mint is finished, then goes out.
+ * until the mint is finished, then goes out. And a transfer whose own signature was stored before a crash never
+ * joins a batch: its money would move twice.
  */
 import { eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,8 +13,16 @@ import {
   type TestContext,
   waitForStatus,
 } from '../../../../test/harness.ts';
-import { chainSubmissions, transactions } from '../../../db/schema/index.ts';
+import type { Network } from '../../../adapters/chain/types.ts';
+import {
+  decryptConfidentialBalance,
+  encodeConfidentialTransfer,
+} from '../../../adapters/confidential/helpers.ts';
+import { chainSubmissions, transactions, wallets } from '../../../db/schema/index.ts';
+import { submitOnce } from '../../../worker/submissions.ts';
 import { claimRows, processBatch, startWorker } from '../../../worker/worker.ts';
+import { openWalletKey } from '../../wallets/custody.ts';
+import { spendingWallet } from '../../wallets/wallets.service.ts';
 
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 let ctx: TestContext;
@@ -103,5 +112,60 @@ describe('transfers behind earlier money of their wallet', () => {
     } finally {
       await restarted();
     }
+  }, 180_000);
+
+  it('a transfer signed alone before a crash carries its own signature through, never a batch: its money moves once', async () => {
+    const created = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/v1/wallets',
+      headers: caller.headers,
+      payload: { type: 'CUSTODIAL' },
+    });
+    const wallet = created.json().data.wallet as { id: string; address: string };
+    const recipient = '0x00000000000000000000000000000000000000b1';
+    const { db } = ctx.deps.database;
+    const network = ctx.deps.network as Network;
+    let stop = await startWorker(ctx.deps, quiet as never);
+    for (const path of ['/fund', '/mint']) {
+      const id = await post(path, { walletId: wallet.id, amount: '20' });
+      expect((await waitForStatus(ctx.app, caller.headers, id)).status).toBe('CONFIRMED');
+    }
+    await stop();
+
+    // The state a kill -9 leaves between a transfer's broadcast and its PENDING: the row QUEUED, never started as
+    // far as the database says, its signed transfer stored and on the chain.
+    const first = await post('/transfer', { walletId: wallet.id, to: recipient, amount: '5' });
+    const [queued] = await db.select().from(transactions).where(eq(transactions.id, first));
+    if (!queued) throw new Error('no row');
+    const { wallet: spending, key } = await spendingWallet({ deps: ctx.deps, network }, queued);
+    const token = network.contracts.confidentialToken;
+    const stored = await submitOnce({ deps: ctx.deps, network }, queued, 'transfer', key, async () => ({
+      to: token,
+      data: encodeConfidentialTransfer(
+        recipient,
+        await network.rail.encryptAmount({ contract: token, caller: spending.address, amount: 5_000_000n }),
+      ),
+      gas: 800_000n,
+    }));
+    const [still] = await db.select().from(transactions).where(eq(transactions.id, first));
+    expect(still).toMatchObject({ status: 'QUEUED', step: 'start', batchId: null });
+
+    // Due again together with a second transfer of the wallet: the two are claimed at once.
+    await db.update(transactions).set({ nextAttemptAt: ctx.clock.now() }).where(eq(transactions.id, first));
+    const second = await post('/transfer', { walletId: wallet.id, to: recipient, amount: '6' });
+    stop = await startWorker(ctx.deps, quiet as never);
+    try {
+      const done = [
+        await waitForStatus(ctx.app, caller.headers, first, undefined, 60_000),
+        await waitForStatus(ctx.app, caller.headers, second, undefined, 60_000),
+      ];
+      expect(done.map((t) => t.status)).toEqual(['CONFIRMED', 'CONFIRMED']);
+      expect(done[0]?.txHash).toBe(stored.txHash);
+    } finally {
+      await stop();
+    }
+    const [row] = await db.select().from(wallets).where(eq(wallets.id, wallet.id));
+    if (!row) throw new Error('no wallet');
+    expect(await decryptConfidentialBalance(network, openWalletKey(ctx.deps.keyring, row))).toBe(9_000_000n);
   }, 180_000);
 });

@@ -7,6 +7,7 @@ import type { TransactionRow } from '../../../db/schema/index.ts';
 import type { Operation, OperationContext } from '../../../deps.ts';
 import { findTransactionById, transition } from '../../../worker/outbox.repository.ts';
 import { amountOf, blockFields, fail, markSubmitted, recipientOf } from '../../../worker/steps.ts';
+import { TRANSFER_PURPOSE } from '../../../worker/submissions.repository.ts';
 import { settle, submitOnce } from '../../../worker/submissions.ts';
 import { spendingWallet } from '../../wallets/wallets.service.ts';
 import {
@@ -42,7 +43,7 @@ async function runTransfer(ctx: OperationContext, claimed: TransactionRow): Prom
   const amount = amountOf(row);
   const to = recipientOf(row);
   const token = ctx.network.contracts.confidentialToken;
-  const submission = await submitOnce(ctx, row, 'transfer', key, async () => {
+  const submission = await submitOnce(ctx, row, TRANSFER_PURPOSE, key, async () => {
     const encrypted = await ctx.network.rail.encryptAmount({
       contract: token,
       caller: wallet.address,
