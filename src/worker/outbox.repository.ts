@@ -196,14 +196,18 @@ export async function findRowsBehindEarlierWork(db: DbOrTx, ids: readonly string
   return behind.map((row) => row.id);
 }
 
-/** Leased rows put back to wait until `until`, without counting an attempt (nothing went wrong). */
+/**
+ * Leased rows told to wait until `until`, without counting an attempt (nothing went wrong). The lease stays with its
+ * holder, who releases it with the rest of what it drove: released here, the same worker could claim the row again
+ * while still holding the run that deferred it, and that run's release would then free the new claim.
+ */
 export async function deferLeased(
   db: DbOrTx,
   leased: readonly Pick<TransactionRow, 'id' | 'leaseOwner'>[],
   until: Date,
 ): Promise<void> {
   for (const row of leased) {
-    await updateLeased(db, row, { nextAttemptAt: until, leaseOwner: null, leaseUntil: null });
+    await updateLeased(db, row, { nextAttemptAt: until });
   }
 }
 

@@ -181,7 +181,10 @@ export async function resumeOperatorGrant(ctx: OperationContext, row: Transactio
 
 /**
  * Sends the rows (leased, `canJoinTransferBatch`) as one batch where it can. Returns the rows that go alone: those
- * whose wallet could not grant the batcher, and all of them when fewer than two are left or no batcher exists.
+ * whose own transfer is already signed, those whose wallet could not grant the batcher, the legs of a batch that
+ * was dissolved, a planned batch of one, and all of them when fewer than two or no batcher exists. Rows behind
+ * earlier money of their wallet wait (their lease is released with the others'), and so does a row that did not
+ * join its batch.
  */
 export async function runTransferBatch(
   ctx: OperationContext,
@@ -232,11 +235,11 @@ export async function runTransferBatch(
         db,
         rowsOfBatch.map((row) => row.id),
       );
-      const left = rowsOfBatch.filter((row) => !joined.includes(row.id));
+      // A row that did not join moved meanwhile (another holder has it): it is not this runner's to send.
       const batchId = joined[0];
-      if (!batchId) return rowsOfBatch;
+      if (!batchId) return [];
       const outcome = await driveBatch(ctx, batchId);
-      return outcome === 'dissolved' ? rowsOfBatch : left;
+      return outcome === 'dissolved' ? rowsOfBatch.filter((row) => joined.includes(row.id)) : [];
     }),
   );
   const fault = outcomes.find((outcome) => outcome.status === 'rejected');

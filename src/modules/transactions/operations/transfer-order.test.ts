@@ -19,6 +19,7 @@ import {
   encodeConfidentialTransfer,
 } from '../../../adapters/confidential/helpers.ts';
 import { chainSubmissions, transactions, wallets } from '../../../db/schema/index.ts';
+import { deferLeased } from '../../../worker/outbox.repository.ts';
 import { submitOnce } from '../../../worker/submissions.ts';
 import { claimRows, processBatch, startWorker } from '../../../worker/worker.ts';
 import { openWalletKey } from '../../wallets/custody.ts';
@@ -78,6 +79,10 @@ describe('transfers behind earlier money of their wallet', () => {
     ];
     const claimed = await claimRows(ctx.deps, 'test-worker', 10);
     expect(claimed.map((row) => row.id).sort()).toEqual([...transfers].sort());
+    // Told to wait, a row stays leased to the run that deferred it until that run ends: claimed again meanwhile (by
+    // the same worker), the run's release at its end would free the new claim and the row would be driven twice.
+    await deferLeased(db, claimed, ctx.clock.now());
+    expect(await claimRows(ctx.deps, 'test-worker', 10)).toEqual([]);
     await processBatch(ctx.deps, claimed, quiet as never);
 
     const waiting = await db.select().from(transactions).where(inArray(transactions.id, transfers));
