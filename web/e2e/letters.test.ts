@@ -102,7 +102,7 @@ describe('letters', () => {
     if (hasPdf) {
       const [download] = await Promise.all([
         page.waitForEvent('download'),
-        created.getByRole('button', { name: 'Download the PDF of the letter for Cy Gardener' }).click(),
+        created.getByRole('button', { name: 'Download PDF of the letter for Cy Gardener' }).click(),
       ]);
       expect(download.suggestedFilename()).toMatch(/\.pdf$/);
       const stream = await download.createReadStream();

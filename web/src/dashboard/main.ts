@@ -2,7 +2,7 @@
 
 import { ApiError, get, onSessionLost, post } from '../api.ts';
 import { authPanel } from '../auth.ts';
-import { networkBanner } from '../banner.ts';
+import { networkBanner, bannerSlot as newBannerSlot } from '../banner.ts';
 import { h, installSkipLink, replace } from '../dom.ts';
 import { mailboxPage } from '../mailbox.ts';
 import { resetPasswordPage, resetTokenOf } from '../password-reset.ts';
@@ -20,7 +20,7 @@ const ROUTES = {
 type Route = keyof typeof ROUTES;
 
 const app = document.getElementById('app') as HTMLElement;
-const bannerSlot = h('div', { class: 'banner-slot' });
+const bannerSlot = newBannerSlot();
 const main = h('main', { id: 'main', tabindex: -1 });
 const nav = h('nav', { 'aria-label': 'Main' });
 const account = h('div', { class: 'account' });
@@ -77,7 +77,8 @@ function renderAccount(user: User | null): void {
     }
     // An explicit log-out starts the next visitor on the default view (an expired session keeps its place).
     history.replaceState(null, '', '/');
-    signedOut();
+    // Whoever logged out has an account: back to Log in, not to Create an account.
+    signedOut(undefined, 'login');
   });
   replace(account, h('span', { class: 'who' }, user.email), logout);
 }
@@ -94,7 +95,8 @@ async function route(focus: boolean): Promise<void> {
   if (focus) main.querySelector('h1')?.focus();
 }
 
-function signedOut(message?: string): void {
+/** The sign-in form: `mode` Log in after a log-out or an ended session, Create an account for a first visit. */
+function signedOut(message?: string, mode: 'signup' | 'login' = message ? 'login' : 'signup'): void {
   stopTimers();
   ctx = null;
   renderNav(null);
@@ -107,7 +109,7 @@ function signedOut(message?: string): void {
     message ? h('p', { class: 'error', role: 'alert' }, message) : null,
     authPanel({
       heading: 'Get started',
-      mode: message ? 'login' : 'signup',
+      mode,
       onSignedIn: (user) => void signedIn(user),
     }),
   );

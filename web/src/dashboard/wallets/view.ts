@@ -6,6 +6,7 @@ import type { Ctx } from '../context.ts';
 import { activityList } from './activity.ts';
 import { addWalletForm } from './add-wallet.ts';
 import { walletCards } from './cards.ts';
+import { firstRunGuide } from './first-run.ts';
 import { moveMoneyForm } from './move-money.ts';
 
 const FAST_POLL_MS = 4000;
@@ -31,6 +32,11 @@ export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
     // Balances shown decrypted go stale when one of their transactions completes: read them again.
     settled: (walletIds) => cards.refreshRevealed(walletIds),
   });
+
+  const guide = firstRunGuide(ctx);
+  await guide.refresh().catch(() => {});
+  // Ticks the guide's steps off as they are done (it stops asking once finished or hidden).
+  ctx.every(5000, () => guide.refresh().catch(() => {}));
 
   const refresh = h('button', { type: 'button', class: 'secondary small' }, 'Refresh');
   refresh.addEventListener(
@@ -59,6 +65,9 @@ export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
     'div',
     { class: 'view' },
     h('h1', { tabindex: -1 }, 'Wallets'),
+    guide.element,
+    // The wallet cards' h3 headings sit under an h2, as every other section's do (no skipped heading level).
+    h('h2', { class: 'visually-hidden' }, 'Your wallets'),
     cards.element,
     h(
       'div',
