@@ -19,6 +19,7 @@ import {
   openSession,
   PASSWORD,
   type Session,
+  signUpInPage,
   uniqueEmail,
 } from './helpers.ts';
 
@@ -119,6 +120,15 @@ const VIEWS: View[] = [
       await heading(page, 'Wallets', 1);
       await page.getByRole('article').first().waitFor();
       await openAllDetails(page);
+    },
+  },
+  {
+    name: 'wallets-first-run',
+    signedIn: false,
+    reach: async (page) => {
+      await page.goto('/');
+      await signUpInPage(page, uniqueEmail('a11y-new'));
+      await page.getByRole('region', { name: /Getting started/ }).waitFor();
     },
   },
   {
