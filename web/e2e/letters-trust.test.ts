@@ -113,6 +113,40 @@ describe('letters a sender can trust', () => {
     }
   });
 
+  it('stops offering Mail it on every card once the service says it has no print provider', async () => {
+    const sender = new ApiClient();
+    await sender.signUp(uniqueEmail('trust-noprint'));
+    const wallet = await sender.fundedWallet('30', '20');
+    await letterWithOrigin(sender, wallet.id, 'Ann One', 'https://pay.example.com');
+    await letterWithOrigin(sender, wallet.id, 'Ben Two', 'https://pay.example.com');
+    const session = await pageOf(sender);
+    const { page } = session;
+    // A deployment without a print provider (no LOB_API_KEY off the sandbox networks) answers the mail route so.
+    await page.route('**/api/v1/transfer/letter/*/mail', (route) =>
+      route.fulfill({
+        status: 503,
+        json: {
+          ok: false,
+          error: {
+            code: 'mail_provider_not_configured',
+            message: 'Mailing is not configured: LOB_API_KEY is not set.',
+          },
+        },
+      }),
+    );
+    await openLetters(page);
+    await page.getByRole('article', { name: 'To Ann One' }).getByRole('button', { name: 'Mail it' }).click();
+    for (const name of ['To Ann One', 'To Ben Two']) {
+      const card = page.getByRole('article', { name });
+      await card.getByText('This service has no printing and posting partner set up').waitFor();
+      expect(await card.getByRole('button', { name: 'Mail it' }).count(), name).toBe(0);
+    }
+    // The 503 the route answered on purpose is logged by the browser; nothing else may be.
+    const expected = /Failed to load resource: the server responded with a status of 503/;
+    session.problems.splice(0, session.problems.length, ...session.problems.filter((p) => !expected.test(p)));
+    await finish(session, 'letters-trust-no-printer');
+  });
+
   it('says Voided (refunded) only once the refund is confirmed, and offers no PDF or code for dead letters', async () => {
     const sender = new ApiClient();
     await sender.signUp(uniqueEmail('trust-void'));

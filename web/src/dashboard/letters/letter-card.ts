@@ -79,16 +79,20 @@ function mailControls(list: LettersList, letter: Letter, status: HTMLElement): H
     submit,
   );
   onSubmit(form, submit, status, async () => {
-    const data = await post<{ letter: Letter }>(`/transfer/letter/${letter.id}/mail`, {
-      deliveryMethod: method.value,
-    }).catch(async (error: unknown) => {
-      if (error instanceof ApiError && error.code === 'mail_provider_not_configured') {
-        // Not this letter's fault: no letter can be mailed here; every card says so instead of offering it.
-        noteProviderMissing();
-        await list.rebuild();
-      }
-      throw error;
-    });
+    let data: { letter: Letter };
+    try {
+      data = await post<{ letter: Letter }>(`/transfer/letter/${letter.id}/mail`, {
+        deliveryMethod: method.value,
+      });
+    } catch (error) {
+      if (!(error instanceof ApiError && error.code === 'mail_provider_not_configured')) throw error;
+      // Not this letter's fault: no letter can be mailed here. Every card now says why instead of offering it,
+      // and keyboard focus stays on this letter's card.
+      noteProviderMissing();
+      await list.rebuild();
+      await list.changed(letter.id);
+      return;
+    }
     showInfo(
       list.status,
       `Letter for ${letter.recipient.name} sent to the printer (${data.letter.mail?.deliveryMethod ?? method.value}).`,
