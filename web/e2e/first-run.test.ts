@@ -132,6 +132,13 @@ describe('first run', () => {
     expect(await page.locator('.banner-slot .banner').count()).toBeGreaterThan(0);
     expect(await chromeBottom(page)).toBeLessThanOrEqual(120);
     await screenshot(page, 'first-run-header-375');
+    // The claim page's header and banner too.
+    await page.goto('/claim');
+    await page.getByRole('heading', { name: 'Claim your letter of value', level: 1 }).waitFor();
+    await page.locator('.banner-slot .banner').waitFor();
+    expect(await chromeBottom(page)).toBeLessThanOrEqual(120);
+    await page.goto('/#/wallets');
+    await page.getByRole('heading', { name: 'Wallets', level: 1 }).waitFor();
 
     await addWallet(page, 'Phone');
     const card = page.getByRole('article', { name: /^Phone/ });

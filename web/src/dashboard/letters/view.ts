@@ -123,7 +123,7 @@ export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
     h(
       'p',
       { class: 'lead' },
-      'Escrow an amount in the vault, then print and mail the letter or hand over its code. The recipient claims it into their own wallet; the amount and memo stay sealed until then.',
+      'Escrow an amount in the vault, then print and mail the letter or hand over its code. The recipient claims it into their own wallet. Until then the memo stays sealed, and only you see the amount.',
     ),
     // The list first (in reading order and on screen): on a phone, a person who comes back finds their letters
     // before a long form.
