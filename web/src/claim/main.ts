@@ -7,7 +7,7 @@
 
 import { ApiError, get, onSessionLost, post, query } from '../api.ts';
 import { authPanel } from '../auth.ts';
-import { networkBanner } from '../banner.ts';
+import { networkBanner, bannerSlot as newBannerSlot } from '../banner.ts';
 import { field, h, installSkipLink, replace, shortHex, showError, statusArea, uid } from '../dom.ts';
 import { plainError } from '../errors.ts';
 import { longWait } from '../progress.ts';
@@ -31,7 +31,7 @@ function groupCode(code: string): string {
 }
 
 const app = document.getElementById('app') as HTMLElement;
-const bannerSlot = h('div', { class: 'banner-slot' });
+const bannerSlot = newBannerSlot();
 const main = h('main', { id: 'main', tabindex: -1 });
 const previewSlot = h('div');
 const stepSlot = h('div');

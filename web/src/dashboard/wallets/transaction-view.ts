@@ -48,7 +48,7 @@ function hashLine(ctx: Ctx, label: string, hash: string, explorerUrl: string | n
     h(
       'div',
       { class: 'actions' },
-      copyButton(hash, 'Copy', `Copy ${label.toLowerCase()}`),
+      copyButton(hash, 'Copy', label.toLowerCase()),
       url
         ? h(
             'a',
