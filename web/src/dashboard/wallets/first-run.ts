@@ -52,6 +52,8 @@ async function stepsDone(): Promise<boolean[]> {
 export function firstRunGuide(ctx: Ctx): { element: HTMLElement; refresh(): Promise<void> } {
   const element = h('div');
   let finished = localStorage.getItem(hiddenKey(ctx)) === '1';
+  /** The steps shown as done, so that an unchanged guide is not rebuilt (keyboard focus stays on its button). */
+  let shown = '';
 
   async function refresh(): Promise<void> {
     if (finished) return;
@@ -61,6 +63,8 @@ export function firstRunGuide(ctx: Ctx): { element: HTMLElement; refresh(): Prom
       replace(element);
       return;
     }
+    if (done.join() === shown) return;
+    shown = done.join();
     const headingId = uid('h');
     const hide = h('button', { type: 'button', class: 'secondary small' }, 'Hide this guide');
     hide.addEventListener('click', () => {
