@@ -16,6 +16,7 @@ import {
   createLetter,
   finish,
   launch,
+  move,
   openSession,
   PASSWORD,
   type Session,
@@ -31,13 +32,17 @@ interface World {
   sender: ApiClient;
   senderEmail: string;
   letter: CreatedLetter;
-  /** A letter claimed by the sender's account (the claim page of a claimed letter). */
+  /** The sender's letter, claimed by the claimer's account (the claim page of a claimed letter). */
   claimed: CreatedLetter;
+  claimer: ApiClient;
+  /** The sender's confirmed mint: its details view and its receipt. */
+  mintId: string;
 }
 
 interface View {
   name: string;
-  signedIn: boolean;
+  /** The account signed in while the view is checked: none, the sender's or the claimer's. */
+  account: 'sender' | 'claimer' | null;
   reach(page: Page, world: World): Promise<void>;
 }
 
@@ -58,7 +63,7 @@ async function openAllDetails(page: Page): Promise<void> {
 const VIEWS: View[] = [
   {
     name: 'sign-up',
-    signedIn: false,
+    account: null,
     reach: async (page) => {
       await page.goto('/');
       await page.getByRole('form', { name: 'Create an account' }).waitFor();
@@ -66,7 +71,7 @@ const VIEWS: View[] = [
   },
   {
     name: 'log-in',
-    signedIn: false,
+    account: null,
     reach: async (page) => {
       await page.goto('/');
       await page.getByRole('button', { name: 'Log in', exact: true }).first().click();
@@ -75,7 +80,7 @@ const VIEWS: View[] = [
   },
   {
     name: 'log-in-failed',
-    signedIn: false,
+    account: null,
     reach: async (page) => {
       await page.goto('/');
       await page.getByRole('button', { name: 'Log in', exact: true }).first().click();
@@ -88,7 +93,7 @@ const VIEWS: View[] = [
   },
   {
     name: 'forgot-password',
-    signedIn: false,
+    account: null,
     reach: async (page) => {
       await page.goto('/');
       await page.getByRole('button', { name: 'Log in', exact: true }).first().click();
@@ -98,7 +103,7 @@ const VIEWS: View[] = [
   },
   {
     name: 'password-reset',
-    signedIn: false,
+    account: null,
     reach: async (page) => {
       await page.goto('/#/reset-password?token=not-a-real-token');
       await page.getByRole('form').first().waitFor();
@@ -106,7 +111,7 @@ const VIEWS: View[] = [
   },
   {
     name: 'mailbox',
-    signedIn: false,
+    account: null,
     reach: async (page) => {
       await page.goto('/#/mailbox');
       await heading(page, /mailbox/i, 1);
@@ -114,7 +119,7 @@ const VIEWS: View[] = [
   },
   {
     name: 'wallets',
-    signedIn: true,
+    account: 'sender',
     reach: async (page) => {
       await page.goto('/#/wallets');
       await heading(page, 'Wallets', 1);
@@ -124,7 +129,7 @@ const VIEWS: View[] = [
   },
   {
     name: 'wallets-first-run',
-    signedIn: false,
+    account: null,
     reach: async (page) => {
       await page.goto('/');
       await signUpInPage(page, uniqueEmail('a11y-new'));
@@ -133,7 +138,7 @@ const VIEWS: View[] = [
   },
   {
     name: 'letters',
-    signedIn: true,
+    account: 'sender',
     reach: async (page) => {
       await page.goto('/#/letters');
       await heading(page, 'Letters of value', 1);
@@ -143,7 +148,7 @@ const VIEWS: View[] = [
   },
   {
     name: 'settings',
-    signedIn: true,
+    account: 'sender',
     reach: async (page) => {
       await page.goto('/#/settings');
       await heading(page, 'Settings', 1);
@@ -152,19 +157,83 @@ const VIEWS: View[] = [
   },
   {
     name: 'claim',
-    signedIn: false,
+    account: null,
     reach: async (page, world) => {
       await page.goto(world.letter.claimUrl);
       await page.getByRole('region', { name: /A letter of value for/ }).waitFor();
     },
   },
   {
-    name: 'claim-signed-in',
-    signedIn: true,
+    name: 'wallets-operation',
+    account: 'sender',
+    reach: async (page) => {
+      await page.goto('/#/wallets');
+      await heading(page, 'Wallets', 1);
+      await page.getByRole('article').first().waitFor();
+      // A submitted operation's live status line, followed to its end, and a refusal in the form.
+      await move(page, 'Mint', 'Sender', '0.5');
+      const form = page.getByRole('form', { name: 'Move money' });
+      await form.locator('.op-line[data-status="CONFIRMED"]').first().waitFor({ timeout: 60_000 });
+      await form.getByLabel('Amount').fill('1000000');
+      await form.getByRole('button', { name: 'Mint' }).click();
+      await form.getByRole('alert').first().waitFor();
+    },
+  },
+  {
+    name: 'transaction-details',
+    account: 'sender',
+    reach: async (page, world) => {
+      await page.goto(`/#/transaction/${world.mintId}`);
+      await page.locator(`.tx-details[data-tx-id="${world.mintId}"]`).waitFor();
+      await heading(page, /./, 1);
+      await openAllDetails(page);
+    },
+  },
+  {
+    name: 'receipt',
+    account: 'sender',
+    reach: async (page, world) => {
+      await page.goto(`/#/receipt/${world.mintId}`);
+      await heading(page, 'Receipt', 1);
+      await page.getByRole('article', { name: 'sealpay receipt' }).locator('.verdict').waitFor();
+    },
+  },
+  {
+    name: 'receipt-file-check',
+    account: 'sender',
+    reach: async (page) => {
+      await page.goto('/#/receipt');
+      await heading(page, 'Receipt', 1);
+      await page.getByLabel('Receipt file (.nota)').waitFor();
+    },
+  },
+  {
+    name: 'claim-claimed-signed-out',
+    account: null,
+    reach: async (page, world) => {
+      await page.goto(world.claimed.claimUrl);
+      await heading(page, 'This letter has been claimed', 2);
+      await page.getByRole('button', { name: 'Log in to see your claim' }).waitFor();
+    },
+  },
+  {
+    name: 'claim-claimed-by-other',
+    account: 'sender',
     reach: async (page, world) => {
       await page.goto(world.claimed.claimUrl);
       await page.getByRole('region', { name: /A letter of value for/ }).waitFor();
-      await page.getByRole('heading').nth(1).waitFor();
+      await heading(page, 'This letter has been claimed', 2);
+    },
+  },
+  {
+    name: 'claim-claimed-by-you',
+    account: 'claimer',
+    reach: async (page, world) => {
+      await page.goto(world.claimed.claimUrl);
+      await page
+        .getByText(/You claimed this on/)
+        .first()
+        .waitFor();
     },
   },
 ];
@@ -189,7 +258,10 @@ beforeAll(async () => {
     label: 'Claims',
   });
   await claimer.call('POST', '/transfer/letter/claim', { claimCode: claimed.claimCode, walletId: target.id });
-  world = { sender, senderEmail, letter, claimed };
+  const mints = await sender.call<{ items: { id: string }[] }>('GET', '/transactions?type=MINT&pageSize=1');
+  const mintId = mints.items[0]?.id ?? '';
+  await sender.waitForTransaction(mintId);
+  world = { sender, senderEmail, letter, claimed, claimer, mintId };
 }, 120_000);
 
 afterAll(async () => {
@@ -198,8 +270,8 @@ afterAll(async () => {
 
 async function sessionFor(view: View, width: number): Promise<Session> {
   const session = await openSession(browser, { width, height: width < 600 ? 812 : 900 });
-  if (view.signedIn) {
-    const [name, value] = world.sender.cookie.split('=');
+  if (view.account) {
+    const [name, value] = world[view.account].cookie.split('=');
     await session.context.addCookies([{ name: name ?? '', value: value ?? '', url: BASE_URL }]);
   }
   return session;
