@@ -14,6 +14,7 @@ import {
   createLetter,
   finish,
   launch,
+  logInTab,
   openSession,
   PASSWORD,
   signUpInPage,
@@ -122,7 +123,7 @@ describe('claim page', () => {
     const own = await createLetter(sender, walletId, '2', 'Own Letter');
     await page.goto(own.claimUrl);
     await page.getByRole('region', { name: 'A letter of value for Own Letter' }).waitFor();
-    await page.getByRole('button', { name: 'Log in', exact: true }).click();
+    await logInTab(page).click();
     await page.getByLabel('Email').fill(senderEmail);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.locator('form[aria-label="Log in"]').getByRole('button', { name: 'Log in' }).click();

@@ -104,6 +104,14 @@ export async function signUpInPage(page: Page, email: string, name?: string): Pr
   await page.getByRole('button', { name: 'Create account' }).click();
 }
 
+/**
+ * The "Log in" tab of the sign-in panel (after a log-out the Log in form shows too, whose submit button has the
+ * same name).
+ */
+export function logInTab(page: Page) {
+  return page.getByRole('group', { name: 'Account' }).getByRole('button', { name: 'Log in', exact: true });
+}
+
 export async function logOut(page: Page): Promise<void> {
   await page.getByRole('button', { name: 'Log out' }).click();
   await page.getByRole('heading', { name: 'Get started' }).waitFor();

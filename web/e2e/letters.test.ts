@@ -102,7 +102,7 @@ describe('letters', () => {
     if (hasPdf) {
       const [download] = await Promise.all([
         page.waitForEvent('download'),
-        created.getByRole('button', { name: 'Download the PDF of the letter for Cy Gardener' }).click(),
+        created.getByRole('button', { name: 'Download PDF of the letter for Cy Gardener' }).click(),
       ]);
       expect(download.suggestedFilename()).toMatch(/\.pdf$/);
       const stream = await download.createReadStream();
@@ -157,9 +157,10 @@ describe('letters', () => {
       await make('Eve Local');
       await openLetters(page);
 
+      // Not offered where it cannot work (an http claim link); the card says why instead.
       const local = page.getByRole('article', { name: 'To Eve Local' });
-      await local.getByRole('button', { name: 'Mail it' }).click();
-      await alert(page, 'its claim address is not a public https address');
+      await local.getByText(/cannot be mailed: its claim link/).waitFor();
+      expect(await local.getByRole('button', { name: 'Mail it' }).count()).toBe(0);
 
       const mailed = page.getByRole('article', { name: 'To Dee Mailed' });
       await mailed.getByLabel('Delivery').selectOption('tracked');

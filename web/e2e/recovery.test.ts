@@ -5,6 +5,7 @@ import {
   captureFailures,
   finish,
   launch,
+  logInTab,
   logOut,
   notice,
   openSession,
@@ -65,7 +66,7 @@ describe('account recovery', () => {
 
     // The phone is lost: log in with a recovery code.
     await logOut(page);
-    await page.getByRole('button', { name: 'Log in', exact: true }).click();
+    await logInTab(page).click();
     await passwordStep(page, email, PASSWORD);
     await page.getByRole('button', { name: 'Lost your device? Use a recovery code' }).click();
     await page.getByLabel('Recovery code').fill(codes[0] as string);
@@ -75,7 +76,7 @@ describe('account recovery', () => {
 
     // The same code a second time: refused.
     await logOut(page);
-    await page.getByRole('button', { name: 'Log in', exact: true }).click();
+    await logInTab(page).click();
     await passwordStep(page, email, PASSWORD);
     await page.getByRole('button', { name: 'Lost your device? Use a recovery code' }).click();
     await page.getByLabel('Recovery code').fill(codes[0] as string);
@@ -98,7 +99,7 @@ describe('account recovery', () => {
     await signUpInPage(page, email);
     await page.getByRole('heading', { name: 'Wallets', level: 1 }).waitFor();
     await logOut(page);
-    await page.getByRole('button', { name: 'Log in', exact: true }).click();
+    await logInTab(page).click();
     for (let attempt = 1; attempt <= 10; attempt++) {
       await passwordStep(page, email, `Wrong-Password-${attempt}`);
       const words =

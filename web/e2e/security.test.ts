@@ -6,6 +6,7 @@ import {
   captureFailures,
   finish,
   launch,
+  logInTab,
   logOut,
   notice,
   openSession,
@@ -31,7 +32,7 @@ async function openSettings(page: Page): Promise<void> {
 }
 
 async function logInWithPassword(page: Page, email: string): Promise<void> {
-  await page.getByRole('button', { name: 'Log in', exact: true }).click();
+  await logInTab(page).click();
   const form = page.getByRole('form', { name: 'Log in' });
   await form.getByLabel('Email').fill(email);
   await form.getByLabel('Password').fill(PASSWORD);
@@ -102,7 +103,7 @@ describe('security settings', () => {
     expect(credentials).toHaveLength(1);
 
     await logOut(page);
-    await page.getByRole('button', { name: 'Log in', exact: true }).click();
+    await logInTab(page).click();
     await page.getByRole('button', { name: 'Log in with a passkey' }).click();
     await page.getByRole('heading', { name: 'Wallets', level: 1 }).waitFor();
     expect(await page.locator('.who').textContent()).toBe(email);

@@ -133,8 +133,18 @@ export function clearStaleFailures(startedAt: number): void {
 }
 
 /**
+ * Re-enables a submit button after its work; when disabling it took keyboard focus away (to the page), focus goes
+ * back to the button, so a person using the keyboard stays where they were after a failure.
+ */
+export function enableAgain(submit: HTMLButtonElement): void {
+  submit.disabled = false;
+  const active = document.activeElement;
+  if (!active || active === document.body) submit.focus();
+}
+
+/**
  * A form's submit: the previous message cleared, the button disabled while `work` runs, and a failure shown in
- * `status` in plain words.
+ * `status` in plain words (focus kept on the button, see `enableAgain`).
  */
 export function onSubmit(
   form: HTMLFormElement,
@@ -151,7 +161,7 @@ export function onSubmit(
     } catch (error) {
       showFailure(status, error);
     } finally {
-      submit.disabled = false;
+      enableAgain(submit);
     }
   });
 }
@@ -190,23 +200,46 @@ export function txLink(hash: string | null, explorerUrl: string | null, pending:
     : h('code', { title: hash }, shortHex(hash));
 }
 
-/** A button that copies `text` to the clipboard and says so. */
-export function copyButton(text: string, label = 'Copy', ariaLabel?: string): HTMLButtonElement {
-  const button = h('button', { type: 'button', class: 'secondary small', 'aria-label': ariaLabel }, label);
+/**
+ * A button whose visible `label` starts its accessible name; `about` (" of Sender") completes the name for screen
+ * readers only, so the name always contains the visible text (WCAG 2.5.3, label in name).
+ */
+export function labelledButton(label: string, about?: string, attrs: Attrs = {}): HTMLButtonElement {
+  return h(
+    'button',
+    { type: 'button', ...attrs },
+    label,
+    about ? h('span', { class: 'visually-hidden' }, ` ${about}`) : null,
+  );
+}
+
+/** A button that copies `text` to the clipboard and says so; `about` as in `labelledButton`. */
+export function copyButton(text: string, label = 'Copy', about?: string): HTMLButtonElement {
+  const button = labelledButton(label, about, { class: 'secondary small' });
+  const initial = [...button.childNodes];
   button.addEventListener('click', async () => {
     try {
       await navigator.clipboard.writeText(text);
       button.textContent = 'Copied';
-      button.removeAttribute('aria-label');
     } catch {
       button.textContent = 'Copy failed: select the text';
     }
-    window.setTimeout(() => {
-      button.textContent = label;
-      if (ariaLabel) button.setAttribute('aria-label', ariaLabel);
-    }, 2000);
+    window.setTimeout(() => button.replaceChildren(...initial), 2000);
   });
   return button;
+}
+
+/**
+ * A long value (an address, a hash) cut in the middle when space runs out: the start ends in an ellipsis, the last
+ * `tail` characters always show. Screen readers and copy-by-selection get the whole value.
+ */
+export function middleTruncated(value: string, tail = 6): HTMLElement {
+  return h(
+    'code',
+    { class: 'middle-truncated', title: value },
+    h('span', { class: 'mt-head' }, value.slice(0, -tail)),
+    h('span', { class: 'mt-tail' }, value.slice(-tail)),
+  );
 }
 
 /** Saves `data` as a file named `filename` (a download started from script). */

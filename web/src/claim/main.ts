@@ -7,8 +7,18 @@
 
 import { ApiError, get, onSessionLost, post, query } from '../api.ts';
 import { authPanel } from '../auth.ts';
-import { networkBanner } from '../banner.ts';
-import { field, h, installSkipLink, replace, shortHex, showError, statusArea, uid } from '../dom.ts';
+import { networkBanner, bannerSlot as newBannerSlot } from '../banner.ts';
+import {
+  enableAgain,
+  field,
+  h,
+  installSkipLink,
+  replace,
+  shortHex,
+  showError,
+  statusArea,
+  uid,
+} from '../dom.ts';
 import { plainError } from '../errors.ts';
 import { longWait } from '../progress.ts';
 import type { Letter, LetterPreview, Transaction, User, Wallet } from '../types.ts';
@@ -31,7 +41,7 @@ function groupCode(code: string): string {
 }
 
 const app = document.getElementById('app') as HTMLElement;
-const bannerSlot = h('div', { class: 'banner-slot' });
+const bannerSlot = newBannerSlot();
 const main = h('main', { id: 'main', tabindex: -1 });
 const previewSlot = h('div');
 const stepSlot = h('div');
@@ -292,7 +302,7 @@ async function walletStep(known?: Wallet[]): Promise<void> {
       await walletStep();
     } catch (error) {
       showError(status, plainError(error));
-      externalButton.disabled = false;
+      enableAgain(externalButton);
     }
   });
   const form = h(
@@ -365,7 +375,7 @@ async function claim(choice: string, trigger: HTMLElement, wallets: Wallet[]): P
   } catch (error) {
     wait.stop();
     showError(status, plainError(error));
-    if (trigger instanceof HTMLButtonElement) trigger.disabled = false;
+    if (trigger instanceof HTMLButtonElement) enableAgain(trigger);
     // A one-step claim that failed: offer the choice again (the wallet it made is kept, not made twice).
     else await walletStep(createdForClaim ? [...wallets, createdForClaim] : wallets);
     status.scrollIntoView({ block: 'nearest' });

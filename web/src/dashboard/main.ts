@@ -2,7 +2,7 @@
 
 import { ApiError, get, onServiceAnswered, onSessionLost, post } from '../api.ts';
 import { authPanel } from '../auth.ts';
-import { networkBanner } from '../banner.ts';
+import { networkBanner, bannerSlot as newBannerSlot } from '../banner.ts';
 import { clearStaleFailures, h, installSkipLink, replace } from '../dom.ts';
 import { plainError } from '../errors.ts';
 import { mailboxPage } from '../mailbox.ts';
@@ -44,7 +44,7 @@ function currentSubpage(): { name: Subpage; id: string | null } | null {
 }
 
 const app = document.getElementById('app') as HTMLElement;
-const bannerSlot = h('div', { class: 'banner-slot' });
+const bannerSlot = newBannerSlot();
 const main = h('main', { id: 'main', tabindex: -1 });
 const nav = h('nav', { 'aria-label': 'Main' });
 const account = h('div', { class: 'account' });
@@ -106,7 +106,8 @@ function renderAccount(user: User | null): void {
     }
     // An explicit log-out starts the next visitor on the default view (an expired session keeps its place).
     history.replaceState(null, '', '/');
-    signedOut();
+    // Whoever logged out has an account: back to Log in, not to Create an account.
+    signedOut(undefined, 'login');
   });
   replace(account, h('span', { class: 'who' }, user.email), logout);
 }
@@ -144,7 +145,8 @@ async function route(focus: boolean): Promise<void> {
   if (focus) main.querySelector('h1')?.focus();
 }
 
-function signedOut(message?: string): void {
+/** The sign-in form: `mode` Log in after a log-out or an ended session, Create an account for a first visit. */
+function signedOut(message?: string, mode: 'signup' | 'login' = message ? 'login' : 'signup'): void {
   stopTimers();
   generation += 1;
   ctx = null;
@@ -159,7 +161,7 @@ function signedOut(message?: string): void {
     message ? h('p', { class: 'error', role: 'alert' }, message) : null,
     authPanel({
       heading: 'Get started',
-      mode: message ? 'login' : 'signup',
+      mode,
       onSignedIn: (user) => void signedIn(user),
     }),
   );

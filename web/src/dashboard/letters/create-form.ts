@@ -1,9 +1,9 @@
 /** Creating a letter of value: the form, and the panel with the new letter's code. */
 
 import { ApiError, post } from '../../api.ts';
-import { field, h, replace, shortHex, showError, showInfo, statusArea, uid } from '../../dom.ts';
+import { enableAgain, field, h, replace, shortHex, showError, showInfo, statusArea, uid } from '../../dom.ts';
 import { plainError } from '../../errors.ts';
-import { AMOUNT_HINT, parseAmountInput } from '../../money.ts';
+import { AMOUNT_HINT, formatAmount, parseAmountInput } from '../../money.ts';
 import { longWait } from '../../progress.ts';
 import type { Letter } from '../../types.ts';
 import type { Ctx } from '../context.ts';
@@ -120,7 +120,7 @@ export function createForm(ctx: Ctx, list: LettersList): HTMLElement {
       form.reset();
       country.value = 'US';
       expires.value = '90';
-      replace(result, createdPanel(letter, list.status));
+      replace(result, createdPanel(letter, list.status, parsed, body.memo ?? ''));
       showInfo(status, `Letter for ${letter.recipient.name} created and escrowed.`);
       await list.showNewest();
     } catch (error) {
@@ -132,13 +132,14 @@ export function createForm(ctx: Ctx, list: LettersList): HTMLElement {
         showError(status, plainError(error));
       }
     } finally {
-      submit.disabled = false;
+      enableAgain(submit);
     }
   });
   return form;
 }
 
-function createdPanel(letter: Letter, status: HTMLElement): HTMLElement {
+/** The new letter's code, QR and PDF, with the amount and memo the sender just wrote (the API seals them). */
+function createdPanel(letter: Letter, status: HTMLElement, amount: string, memo: string): HTMLElement {
   const headingId = uid('h');
   const panel = h(
     'section',
@@ -148,6 +149,14 @@ function createdPanel(letter: Letter, status: HTMLElement): HTMLElement {
       'p',
       null,
       'Print the PDF and mail it, or hand the code or QR over yourself. Anyone holding the code can claim it.',
+    ),
+    h(
+      'dl',
+      { class: 'facts' },
+      h('dt', null, 'Amount'),
+      h('dd', null, `${formatAmount(amount)} ${letter.token}`),
+      h('dt', null, 'Memo'),
+      h('dd', null, memo || '(none)'),
     ),
     codeBlock(letter),
     h('div', { class: 'actions' }, pdfButton(letter, status)),

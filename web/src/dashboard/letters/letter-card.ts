@@ -1,7 +1,8 @@
 /** A letter's card in the sender's list. */
 
-import { post } from '../../api.ts';
+import { ApiError, post } from '../../api.ts';
 import {
+  enableAgain,
   field,
   formatDate,
   formatTime,
@@ -20,6 +21,7 @@ import { plainError } from '../../errors.ts';
 import { formatAmount } from '../../money.ts';
 import type { Leg, Letter, LetterStatus } from '../../types.ts';
 import { type Ctx, walletName } from '../context.ts';
+import { mailingBlocker, noteProviderMissing } from './mailing.ts';
 import { codeBlock, type LettersList, pdfButton } from './parts.ts';
 
 const STATUS_WORDS: Record<LetterStatus, string> = {
@@ -28,10 +30,23 @@ const STATUS_WORDS: Record<LetterStatus, string> = {
   MAILED: 'Mailed',
   CLAIMING: 'Being claimed',
   CLAIMED: 'Claimed',
-  EXPIRED: 'Expired (refunded)',
-  VOIDED: 'Voided (refunded)',
+  EXPIRED: 'Expired',
+  VOIDED: 'Voided',
   FAILED: 'Failed',
 };
+
+/** Statuses whose claim code still works: only these letters have a code, a link and a PDF worth handing over. */
+const LIVE: ReadonlySet<LetterStatus> = new Set(['ESCROWED', 'MAILED']);
+
+/** "Voided (refunded)" only once the refund leg is confirmed on chain; until then, what is still happening. */
+export function statusWords(letter: Letter): string {
+  const words = STATUS_WORDS[letter.status];
+  if (letter.status !== 'VOIDED' && letter.status !== 'EXPIRED') return words;
+  const refund = letter.refund?.status;
+  if (refund === 'CONFIRMED' || refund === 'SETTLED') return `${words} (refunded)`;
+  if (refund === 'FAILED') return `${words} (refund failed)`;
+  return `${words} (refund on its way)`;
+}
 
 function legLine(name: string, leg: Leg | null): HTMLElement | null {
   if (!leg) return null;
@@ -48,6 +63,8 @@ function legLine(name: string, leg: Leg | null): HTMLElement | null {
 
 function mailControls(list: LettersList, letter: Letter, status: HTMLElement): HTMLElement | null {
   if (letter.status !== 'ESCROWED') return null;
+  const blocker = mailingBlocker(letter);
+  if (blocker) return h('p', { class: 'mail-unavailable' }, blocker);
   const method = h(
     'select',
     null,
@@ -62,9 +79,20 @@ function mailControls(list: LettersList, letter: Letter, status: HTMLElement): H
     submit,
   );
   onSubmit(form, submit, status, async () => {
-    const data = await post<{ letter: Letter }>(`/transfer/letter/${letter.id}/mail`, {
-      deliveryMethod: method.value,
-    });
+    let data: { letter: Letter };
+    try {
+      data = await post<{ letter: Letter }>(`/transfer/letter/${letter.id}/mail`, {
+        deliveryMethod: method.value,
+      });
+    } catch (error) {
+      if (!(error instanceof ApiError && error.code === 'mail_provider_not_configured')) throw error;
+      // Not this letter's fault: no letter can be mailed here. Every card now says why instead of offering it,
+      // and keyboard focus stays on this letter's card.
+      noteProviderMissing();
+      await list.rebuild();
+      await list.changed(letter.id);
+      return;
+    }
     showInfo(
       list.status,
       `Letter for ${letter.recipient.name} sent to the printer (${data.letter.mail?.deliveryMethod ?? method.value}).`,
@@ -128,7 +156,7 @@ function voidControls(list: LettersList, letter: Letter, status: HTMLElement): H
         await list.changed(letter.id);
       } catch (error) {
         showError(status, plainError(error));
-        confirm.disabled = false;
+        enableAgain(confirm);
       }
     });
     replace(slot, form);
@@ -145,6 +173,10 @@ export function letterCard(ctx: Ctx, list: LettersList, letter: Letter): HTMLEle
   const address = letter.recipient.address;
   const mail = letter.mail;
   const claimed = letter.status === 'CLAIMED';
+  const live = LIVE.has(letter.status);
+  // The API keeps amount and memo sealed until the claim, for the sender too; the amount is the sender's own
+  // escrow transaction's, read from it (as the supplement allows). The memo stays sealed until claimed.
+  const amount = claimed ? letter.amount : list.escrowAmount(letter);
   return h(
     'article',
     {
@@ -157,13 +189,21 @@ export function letterCard(ctx: Ctx, list: LettersList, letter: Letter): HTMLEle
       'div',
       { class: 'section-head' },
       h('h3', { id: headingId, tabindex: -1 }, `To ${letter.recipient.name}`),
-      h('span', { class: `badge badge-${letter.status.toLowerCase()}` }, STATUS_WORDS[letter.status]),
+      h('span', { class: `badge badge-${letter.status.toLowerCase()}` }, statusWords(letter)),
     ),
     h(
       'dl',
       { class: 'facts' },
       h('dt', null, 'Amount'),
-      h('dd', null, claimed ? `${formatAmount(letter.amount)} ${letter.token}` : 'sealed'),
+      h('dd', { class: 'letter-amount' }, amount ? `${formatAmount(amount)} ${letter.token}` : '…'),
+      h('dt', null, 'Memo'),
+      claimed
+        ? h('dd', { class: 'letter-memo' }, letter.memo || '(none)')
+        : h(
+            'dd',
+            { class: 'letter-memo sealed' },
+            'Sealed until claimed: the service keeps it sealed, for you too, and never prints it.',
+          ),
       h('dt', null, 'From'),
       h('dd', null, walletName(ctx, letter.sender.walletId)),
       h('dt', null, 'Address'),
@@ -204,12 +244,12 @@ export function letterCard(ctx: Ctx, list: LettersList, letter: Letter): HTMLEle
         : null,
       letter.error ? [h('dt', null, 'Problem'), h('dd', { class: 'error' }, letter.error)] : null,
     ),
-    letter.claimCode && (letter.status === 'ESCROWED' || letter.status === 'MAILED')
-      ? h('details', null, h('summary', null, 'Claim code, link and QR'), codeBlock(letter))
+    letter.claimCode && live
+      ? list.details(letter.id, 'code', h('summary', null, 'Claim code, link and QR'), codeBlock(letter))
       : null,
-    h(
-      'details',
-      null,
+    list.details(
+      letter.id,
+      'legs',
       h('summary', null, 'On-chain legs'),
       h(
         'ul',
@@ -222,7 +262,7 @@ export function letterCard(ctx: Ctx, list: LettersList, letter: Letter): HTMLEle
     h(
       'div',
       { class: 'actions' },
-      pdfButton(letter, list.status),
+      live ? pdfButton(letter, list.status) : null,
       mailControls(list, letter, status),
       voidControls(list, letter, status),
     ),

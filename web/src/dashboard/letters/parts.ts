@@ -4,7 +4,7 @@
  */
 
 import { apiBlob } from '../../api.ts';
-import { copyButton, h, saveFile, showError } from '../../dom.ts';
+import { type Child, copyButton, h, labelledButton, saveFile, showError } from '../../dom.ts';
 import { plainError } from '../../errors.ts';
 import { qrCanvas } from '../../qr.ts';
 import type { Letter } from '../../types.ts';
@@ -19,6 +19,12 @@ export interface LettersList {
   showNewest(): Promise<void>;
   /** A letter changed by an action: the list is read again and keyboard focus stays on its card. */
   changed(letterId: string): Promise<void>;
+  /** Every card built again from the letters at hand (something all cards show changed). */
+  rebuild(): Promise<void>;
+  /** The amount the sender escrowed, from their own escrow transaction; null until read. */
+  escrowAmount(letter: Letter): string | null;
+  /** A disclosure of a letter's card that stays open (or closed) as the person left it across refreshes. */
+  details(letterId: string, key: string, summary: HTMLElement, ...content: Child[]): HTMLDetailsElement;
 }
 
 /** The claim code, its link and its QR (while the letter still has a code). */
@@ -54,8 +60,9 @@ export function codeBlock(letter: Letter): HTMLElement {
 
 /** Downloads the printable letter; a failure is shown in `status`. */
 export function pdfButton(letter: Letter, status: HTMLElement): HTMLButtonElement {
-  const button = h('button', { type: 'button', class: 'secondary' }, 'Download PDF');
-  button.setAttribute('aria-label', `Download the PDF of the letter for ${letter.recipient.name}`);
+  const button = labelledButton('Download PDF', `of the letter for ${letter.recipient.name}`, {
+    class: 'secondary',
+  });
   button.addEventListener('click', async () => {
     button.disabled = true;
     try {

@@ -2,7 +2,7 @@
 
 import { get, query } from '../../api.ts';
 import { h, pager, replace, showFailure, statusArea, uid } from '../../dom.ts';
-import type { Letter, Page } from '../../types.ts';
+import type { Letter, Page, Transaction } from '../../types.ts';
 import type { Ctx } from '../context.ts';
 import { createForm } from './create-form.ts';
 import { letterCard } from './letter-card.ts';
@@ -17,6 +17,10 @@ export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
   let letters: Page<Letter> = { items: [], page: 1, pageSize: PAGE_SIZE, total: 0, nextCursor: null };
   const cards = new Map<string, { json: string; element: HTMLElement }>();
   const element = h('div', { class: 'letter-list' });
+  /** Escrow transaction id → the amount it moved (a confirmed transaction's amount never changes). */
+  const escrowAmounts = new Map<string, string>();
+  /** `letterId:key` of the disclosures the person opened. */
+  const openDetails = new Set<string>();
 
   const list: LettersList = {
     status: statusArea(),
@@ -30,7 +34,36 @@ export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
       // After an action rebuilt a card, keep keyboard focus on it (its heading).
       element.querySelector<HTMLElement>(`article[data-letter-id="${CSS.escape(letterId)}"] h3`)?.focus();
     },
+    async rebuild() {
+      cards.clear();
+      render();
+    },
+    escrowAmount(letter) {
+      return escrowAmounts.get(letter.escrow.transactionId) ?? null;
+    },
+    details(letterId, key, summary, ...content) {
+      const id = `${letterId}:${key}`;
+      const details = h('details', { open: openDetails.has(id) }, summary, ...content);
+      details.addEventListener('toggle', () => {
+        if (details.open) openDetails.add(id);
+        else openDetails.delete(id);
+      });
+      return details;
+    },
   };
+
+  /** Reads the escrow amounts not known yet (the sender's own transactions), in parallel. */
+  async function readEscrowAmounts(): Promise<void> {
+    const missing = letters.items
+      .map((letter) => letter.escrow.transactionId)
+      .filter((id) => id && !escrowAmounts.has(id));
+    await Promise.all(
+      missing.map(async (id) => {
+        const { transaction } = await get<{ transaction: Transaction }>(`/transactions/${id}`);
+        if (transaction.amount !== null) escrowAmounts.set(id, transaction.amount);
+      }),
+    );
+  }
 
   function render(): void {
     if (letters.items.length === 0) {
@@ -40,7 +73,7 @@ export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
     const seen = new Set<string>();
     const elements = letters.items.map((letter) => {
       seen.add(letter.id);
-      const json = JSON.stringify(letter);
+      const json = `${JSON.stringify(letter)}|${list.escrowAmount(letter) ?? ''}`;
       const cached = cards.get(letter.id);
       if (cached && cached.json === json) return cached.element;
       const card = letterCard(ctx, list, letter);
@@ -61,6 +94,10 @@ export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
   async function refresh(): Promise<void> {
     letters = await get<Page<Letter>>(`/transfer/letter${query({ page, pageSize: PAGE_SIZE })}`);
     render();
+    // The cards show "…" for an amount until it is read; a failure here leaves them so until the next refresh.
+    const before = escrowAmounts.size;
+    await readEscrowAmounts().catch(() => {});
+    if (escrowAmounts.size !== before) render();
   }
 
   try {
@@ -85,23 +122,25 @@ export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
     h(
       'p',
       { class: 'lead' },
-      'Escrow an amount in the vault, then print and mail the letter or hand over its code. The recipient claims it into their own wallet; the amount and memo stay sealed until then.',
+      'Escrow an amount in the vault, then print and mail the letter or hand over its code. The recipient claims it into their own wallet. Until then the memo stays sealed, and only you see the amount.',
     ),
+    // The list first (in reading order and on screen): on a phone, a person who comes back finds their letters
+    // before a long form.
     h(
       'div',
       { class: 'columns' },
-      h(
-        'section',
-        { class: 'card', 'aria-labelledby': createHeading },
-        h('h2', { id: createHeading }, 'New letter'),
-        createForm(ctx, list),
-      ),
       h(
         'section',
         { 'aria-labelledby': listHeading, class: 'list-section' },
         h('h2', { id: listHeading }, 'Your letters'),
         list.status,
         element,
+      ),
+      h(
+        'section',
+        { class: 'card', 'aria-labelledby': createHeading },
+        h('h2', { id: createHeading }, 'New letter'),
+        createForm(ctx, list),
       ),
     ),
   );

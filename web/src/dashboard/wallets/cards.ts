@@ -1,7 +1,7 @@
 /** The wallet cards: address, gas and public balances (polled), and the confidential balance revealed on demand. */
 
 import { get, post, query } from '../../api.ts';
-import { copyButton, h, replace, showFailure, uid } from '../../dom.ts';
+import { copyButton, h, middleTruncated, replace, showFailure, uid } from '../../dom.ts';
 import { formatAmount, formatGas } from '../../money.ts';
 import type { Balance, GasRecord, Wallet } from '../../types.ts';
 import type { Ctx } from '../context.ts';
@@ -133,9 +133,9 @@ export function walletCards(ctx: Ctx, status: HTMLElement, walletsChanged: () =>
       h(
         'p',
         { class: 'address' },
-        h('code', null, wallet.address),
+        middleTruncated(wallet.address),
         ' ',
-        copyButton(wallet.address, 'Copy address', `Copy the address of ${wallet.label}`),
+        copyButton(wallet.address, 'Copy address', `of ${wallet.label}`),
       ),
       h(
         'dl',

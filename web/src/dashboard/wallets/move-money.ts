@@ -6,7 +6,17 @@
  */
 
 import { ApiError, get, isServiceTrouble, newIdempotencyKey, post, query } from '../../api.ts';
-import { field, h, replace, shortHex, showError, showFailure, statusArea, uid } from '../../dom.ts';
+import {
+  enableAgain,
+  field,
+  h,
+  replace,
+  shortHex,
+  showError,
+  showFailure,
+  statusArea,
+  uid,
+} from '../../dom.ts';
 import { plainCode } from '../../errors.ts';
 import { AMOUNT_HINT, compareAmounts, formatAmount, parseAmountInput } from '../../money.ts';
 import type { Balance, Transaction } from '../../types.ts';
@@ -292,7 +302,7 @@ export function moveMoneyForm(ctx: Ctx, hooks: MoveMoneyHooks): MoveMoneyForm {
     try {
       if (await send(op, body, key, line)) amount.value = '';
     } finally {
-      submit.disabled = false;
+      enableAgain(submit);
     }
   });
   return { element: form, refreshAvailable: showAvailable };

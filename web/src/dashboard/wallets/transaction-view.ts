@@ -8,6 +8,7 @@
 import { ApiError, get } from '../../api.ts';
 import {
   copyButton,
+  enableAgain,
   formatTime,
   h,
   replace,
@@ -48,7 +49,7 @@ function hashLine(ctx: Ctx, label: string, hash: string, explorerUrl: string | n
     h(
       'div',
       { class: 'actions' },
-      copyButton(hash, 'Copy', `Copy ${label.toLowerCase()}`),
+      copyButton(hash, 'Copy', label.toLowerCase()),
       url
         ? h(
             'a',
@@ -149,7 +150,7 @@ function detailsOf(ctx: Ctx, tx: Transaction, status: HTMLElement): HTMLElement 
   download.addEventListener('click', async () => {
     download.disabled = true;
     await downloadNota(tx, status);
-    download.disabled = false;
+    enableAgain(download);
   });
   const hasReceipt = tx.blockNumber !== null || (tx.txHash !== null && !IN_FLIGHT.includes(tx.status));
 

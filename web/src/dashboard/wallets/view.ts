@@ -7,6 +7,7 @@ import type { Ctx } from '../context.ts';
 import { activityList } from './activity.ts';
 import { addWalletForm } from './add-wallet.ts';
 import { walletCards } from './cards.ts';
+import { firstRunGuide } from './first-run.ts';
 import { type MoveMoneyForm, moveMoneyForm } from './move-money.ts';
 import { failureReason } from './operation-status.ts';
 
@@ -99,6 +100,11 @@ export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
     }
   }
 
+  const guide = firstRunGuide(ctx);
+  await guide.refresh().catch(() => {});
+  // Ticks the guide's steps off as they are done (it stops asking once finished or hidden).
+  ctx.every(5000, () => guide.refresh().catch(() => {}));
+
   const refresh = h('button', { type: 'button', class: 'secondary small' }, 'Refresh');
   refresh.addEventListener('click', () => void read(() => activity.refresh()));
 
@@ -119,6 +125,9 @@ export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
     'div',
     { class: 'view' },
     h('h1', { tabindex: -1 }, 'Wallets'),
+    guide.element,
+    // The wallet cards' h3 headings sit under an h2, as every other section's do (no skipped heading level).
+    h('h2', { class: 'visually-hidden' }, 'Your wallets'),
     cards.element,
     h(
       'div',
