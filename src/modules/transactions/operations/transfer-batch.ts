@@ -29,7 +29,7 @@ import {
   deferLeased,
   dissolveBatch,
   findBatchLegs,
-  findRowsBehindEarlierWork,
+  findRowsAwaitingEarlierCredits,
   findTransactionById,
   transition,
 } from '../../../worker/outbox.repository.ts';
@@ -182,8 +182,8 @@ export async function resumeOperatorGrant(ctx: OperationContext, row: Transactio
 /**
  * Sends the rows (leased, `canJoinTransferBatch`) as one batch where it can. Returns the rows that go alone: those
  * whose own transfer is already signed, those whose wallet could not grant the batcher, the legs of a batch that
- * was dissolved, a planned batch of one, and all of them when fewer than two or no batcher exists. Rows behind
- * earlier money of their wallet wait (their lease is released with the others'), and so does a row that did not
+ * was dissolved, a planned batch of one, and all of them when fewer than two or no batcher exists. Rows whose
+ * wallet awaits an earlier mint or claim wait (their lease is released with the others'), and so does a row that did not
  * join its batch.
  */
 export async function runTransferBatch(
@@ -197,10 +197,10 @@ export async function runTransferBatch(
   // A row whose own transfer was signed already (the process died between its broadcast and its PENDING) carries
   // that signature through alone: in a batch too, its money would move twice.
   const signedAlone = new Set(await findSignedFor(db, ids, TRANSFER_PURPOSE));
-  const behind = new Set(await findRowsBehindEarlierWork(db, ids));
+  const behind = new Set(await findRowsAwaitingEarlierCredits(db, ids));
   const waiting = rows.filter((row) => behind.has(row.id) && !signedAlone.has(row.id));
   if (waiting.length > 0) {
-    // They join a later batch, once what their wallet asked for before them is finished.
+    // They join a later batch, once the money their wallet asked for before them has arrived.
     await deferLeased(db, waiting, new Date(ctx.deps.clock.now().getTime() + WAIT_BEHIND_EARLIER_MS));
   }
   const byWallet = Map.groupBy(
