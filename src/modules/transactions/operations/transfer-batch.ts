@@ -46,8 +46,8 @@ import { openWalletKey } from '../../wallets/custody.ts';
 import { recordBatcherGrant } from '../../wallets/wallets.repository.ts';
 import { transactionWallet } from '../../wallets/wallets.service.ts';
 
-/** How soon a transfer that waits behind earlier money of its wallet is looked at again. */
-const WAIT_BEHIND_EARLIER_MS = 250;
+/** How soon a transfer that waits for an earlier mint or claim of its wallet is looked at again. */
+const WAIT_FOR_EARLIER_CREDIT_MS = 250;
 
 /** How long a wallet's grant lasts, and how long before its end it is renewed. */
 const GRANT_SECONDS = 90 * 24 * 3600;
@@ -123,7 +123,11 @@ async function ensureOperatorGrant(
   if (wallet.batcherOperatorUntil !== null && wallet.batcherOperatorUntil > now + GRANT_RENEW_SECONDS) return;
   // A grant already signed for this wallet (under another row, before a fault or a crash) is sent again rather
   // than signed a second time behind it.
-  if (await resumeWalletGrants(ctx, wallet, batcher)) return;
+  const unmined = await findUnminedFrom(ctx.deps.database.db, wallet.address, GRANT_PURPOSE);
+  if (unmined.length > 0) {
+    await resendGrants(ctx, wallet, batcher, unmined);
+    return;
+  }
   await ensureGas(ctx, row, wallet);
   await sendOperatorGrant(ctx, row, wallet, batcher);
 }
@@ -149,26 +153,24 @@ async function sendOperatorGrant(
 }
 
 /**
- * Sends again, lowest nonce first, every grant signed for the wallet that never reached a block (its broadcast or
- * its receipt failed, or the process died); true when there was one. Until such bytes are mined, every later
- * transaction of the wallet waits behind them in the pool.
+ * Sends again, lowest nonce first, the wallet's grants that never reached a block (their broadcast or receipt
+ * failed, or the process died). Until such bytes are mined, every later transaction of the wallet waits behind them
+ * in the pool.
  */
-async function resumeWalletGrants(
+async function resendGrants(
   ctx: OperationContext,
   wallet: WalletRow,
   batcher: Address,
-  unmined?: SubmissionRow[],
-): Promise<boolean> {
-  const grants = unmined ?? (await findUnminedFrom(ctx.deps.database.db, wallet.address, GRANT_PURPOSE));
-  for (const signed of grants) {
+  unmined: readonly SubmissionRow[],
+): Promise<void> {
+  for (const signed of unmined) {
     await sendOperatorGrant(ctx, { id: signed.transactionId }, wallet, batcher);
   }
-  return grants.length > 0;
 }
 
 /**
  * Before a transfer that goes alone signs anything, the wallet's grants that never reached a block are sent again
- * (see `resumeWalletGrants`): its own transfer would otherwise wait behind them. One indexed read when there are
+ * (see `resendGrants`): its own transfer would otherwise wait behind them. One indexed read when there are
  * none (the row's sender is its wallet's address).
  */
 export async function resumeOperatorGrant(ctx: OperationContext, row: TransactionRow): Promise<void> {
@@ -176,15 +178,15 @@ export async function resumeOperatorGrant(ctx: OperationContext, row: Transactio
   if (!batcher || !row.fromAddress) return;
   const unmined = await findUnminedFrom(ctx.deps.database.db, row.fromAddress, GRANT_PURPOSE);
   if (unmined.length === 0) return;
-  await resumeWalletGrants(ctx, await transactionWallet(ctx.deps, row), batcher, unmined);
+  await resendGrants(ctx, await transactionWallet(ctx.deps, row), batcher, unmined);
 }
 
 /**
  * Sends the rows (leased, `canJoinTransferBatch`) as one batch where it can. Returns the rows that go alone: those
  * whose own transfer is already signed, those whose wallet could not grant the batcher, the legs of a batch that
  * was dissolved, a planned batch of one, and all of them when fewer than two or no batcher exists. Rows whose
- * wallet awaits an earlier mint or claim wait (their lease is released with the others'), and so does a row that did not
- * join its batch.
+ * wallet awaits an earlier mint or claim wait (their lease is released with the others'), and so does a row that
+ * did not join its batch.
  */
 export async function runTransferBatch(
   ctx: OperationContext,
@@ -201,7 +203,7 @@ export async function runTransferBatch(
   const waiting = rows.filter((row) => behind.has(row.id) && !signedAlone.has(row.id));
   if (waiting.length > 0) {
     // They join a later batch, once the money their wallet asked for before them has arrived.
-    await deferLeased(db, waiting, new Date(ctx.deps.clock.now().getTime() + WAIT_BEHIND_EARLIER_MS));
+    await deferLeased(db, waiting, new Date(ctx.deps.clock.now().getTime() + WAIT_FOR_EARLIER_CREDIT_MS));
   }
   const byWallet = Map.groupBy(
     rows.filter((row) => !behind.has(row.id) && !signedAlone.has(row.id)),

@@ -51,15 +51,20 @@ async function post(url: string, payload: object): Promise<string> {
   return response.json().data.transaction.id;
 }
 
+async function custodialWallet(): Promise<{ id: string; address: string }> {
+  const created = await ctx.app.inject({
+    method: 'POST',
+    url: '/api/v1/wallets',
+    headers: caller.headers,
+    payload: { type: 'CUSTODIAL' },
+  });
+  expect(created.statusCode, created.body).toBe(201);
+  return created.json().data.wallet;
+}
+
 describe('transfers behind earlier money of their wallet', () => {
   it('wait for the mint queued before them instead of joining a batch that would overtake it', async () => {
-    const created = await ctx.app.inject({
-      method: 'POST',
-      url: '/api/v1/wallets',
-      headers: caller.headers,
-      payload: { type: 'CUSTODIAL' },
-    });
-    const wallet = created.json().data.wallet as { id: string; address: string };
+    const wallet = await custodialWallet();
     const recipient = '0x00000000000000000000000000000000000000b0';
     const { db } = ctx.deps.database;
     const stopWorker = await startWorker(ctx.deps, quiet as never);
@@ -120,13 +125,7 @@ describe('transfers behind earlier money of their wallet', () => {
   }, 180_000);
 
   it('a transfer signed alone before a crash carries its own signature through, never a batch: its money moves once', async () => {
-    const created = await ctx.app.inject({
-      method: 'POST',
-      url: '/api/v1/wallets',
-      headers: caller.headers,
-      payload: { type: 'CUSTODIAL' },
-    });
-    const wallet = created.json().data.wallet as { id: string; address: string };
+    const wallet = await custodialWallet();
     const recipient = '0x00000000000000000000000000000000000000b1';
     const { db } = ctx.deps.database;
     const network = ctx.deps.network as Network;
