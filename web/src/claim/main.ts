@@ -142,6 +142,20 @@ async function ownWallets(): Promise<Wallet[] | null> {
  * A letter already claimed (or being claimed): its claimant sees their claim, anyone else only that it has been
  * claimed. Never a wallet choice or a Claim button: a claimed letter cannot be claimed again.
  */
+/** A claimed letter seen by someone who is not (or not yet known as) its claimant: no chooser, no Claim button. */
+function showClaimedByOther(message: string, ...actions: HTMLElement[]): void {
+  replace(
+    stepSlot,
+    h(
+      'section',
+      { class: 'card claimed-by-other', 'aria-labelledby': 'claimed-heading' },
+      h('h2', { id: 'claimed-heading' }, 'This letter has been claimed'),
+      h('p', null, message),
+      ...actions,
+    ),
+  );
+}
+
 async function claimedStep(): Promise<void> {
   if (!user) {
     const login = h('button', { type: 'button', class: 'secondary' }, 'Log in to see your claim');
@@ -158,19 +172,9 @@ async function claimedStep(): Promise<void> {
         }),
       ),
     );
-    replace(
-      stepSlot,
-      h(
-        'section',
-        { class: 'card claimed-by-other', 'aria-labelledby': 'claimed-heading' },
-        h('h2', { id: 'claimed-heading' }, 'This letter has been claimed'),
-        h(
-          'p',
-          null,
-          'A letter of value can be claimed only once. If you claimed it, log in to see your claim.',
-        ),
-        login,
-      ),
+    showClaimedByOther(
+      'A letter of value can be claimed only once. If you claimed it, log in to see your claim.',
+      login,
     );
     return;
   }
@@ -184,18 +188,8 @@ async function claimedStep(): Promise<void> {
     }
   }
   if (!own) {
-    replace(
-      stepSlot,
-      h(
-        'section',
-        { class: 'card claimed-by-other', 'aria-labelledby': 'claimed-heading' },
-        h('h2', { id: 'claimed-heading' }, 'This letter has been claimed'),
-        h(
-          'p',
-          null,
-          `Someone else claimed it: a letter of value can be claimed only once. You are signed in as ${user.email}.`,
-        ),
-      ),
+    showClaimedByOther(
+      `Someone else claimed it: a letter of value can be claimed only once. You are signed in as ${user.email}.`,
     );
     return;
   }
