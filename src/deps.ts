@@ -4,12 +4,13 @@ import type { EmailSender } from './adapters/email/index.ts';
 import type { PrintProvider } from './adapters/mail/index.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
-import type { TransactionRow, TransactionType, UserRow } from './db/schema/index.ts';
+import type { TransactionRow, TransactionType, UserRow, WalletRow } from './db/schema/index.ts';
 import type { WorkSignal } from './db/work-signal.ts';
 import type { BoundedMap, ExpiringValue } from './lib/cache.ts';
 import type { CredentialCache } from './lib/credential-cache.ts';
 import type { TransactionErrorCode } from './lib/errors.ts';
 import type { ServiceMetrics } from './lib/metrics.ts';
+import type { AccountPageCache } from './lib/page-cache.ts';
 import type { RateLimitStore } from './lib/rate-limit.ts';
 import type { Keyring } from './lib/secrets.ts';
 import type { Clock } from './lib/time.ts';
@@ -36,11 +37,15 @@ export interface Deps {
   readonly operations: Operations;
   /** Resolved API keys and sessions, on the embedded database only (null on PostgreSQL: every request reads it). */
   readonly credentialCache: CredentialCache<UserRow> | null;
+  /** `GET /transactions` answers while the account's transactions are unchanged: embedded database only. */
+  readonly transactionPages: AccountPageCache | null;
   /**
    * Decrypted confidential balances by token, address and handle. A handle names one immutable ciphertext, so a
    * cached decryption never goes stale: a balance that changes gets a new handle.
    */
   readonly balanceCache: BoundedMap<string, bigint>;
+  /** What never changes about a wallet, by `userId\nwalletId` (see `ownWalletIdentity`). */
+  readonly walletIdentities: BoundedMap<string, WalletIdentity>;
   /** The chain's fee estimate (two calls), kept a second: the worker signs many transactions a second. */
   readonly feeCache: ExpiringValue<FeeEstimate>;
   /** The process's counters (input proofs, encrypted amounts, batch sizes), shown on `/metrics`. */
@@ -79,3 +84,6 @@ export interface Operation {
 
 /** One operation per transaction type: a type without one does not compile. */
 export type Operations = Readonly<Record<TransactionType, Operation>>;
+
+/** What never changes about a wallet: whose it is, its address, its custody (wallets are never deleted). */
+export type WalletIdentity = Pick<WalletRow, 'id' | 'userId' | 'address' | 'type'>;

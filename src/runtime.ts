@@ -11,6 +11,7 @@ import type { Deps } from './deps.ts';
 import { BoundedMap, ExpiringValue } from './lib/cache.ts';
 import { CredentialCache } from './lib/credential-cache.ts';
 import { createServiceMetrics, type ServiceMetrics } from './lib/metrics.ts';
+import { AccountPageCache } from './lib/page-cache.ts';
 import { MemoryRateLimitStore } from './lib/rate-limit.ts';
 import { loadKeyring } from './lib/secrets.ts';
 import { type Clock, systemClock } from './lib/time.ts';
@@ -18,6 +19,7 @@ import { operations } from './operations.ts';
 
 /** Decrypted balances kept per process: bounded so the cache cannot grow without limit. */
 const MAX_CACHED_BALANCES = 10_000;
+const MAX_CACHED_WALLETS = 10_000;
 
 export interface RuntimeOptions {
   /** Starts the chain adapter (embedded network or RPC). Off for commands that only touch the database. */
@@ -104,7 +106,11 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
     workSignal,
     operations,
     credentialCache,
+    transactionPages: database.transactionChanges
+      ? new AccountPageCache(database.transactionChanges.subscribe)
+      : null,
     balanceCache: new BoundedMap<string, bigint>(MAX_CACHED_BALANCES),
+    walletIdentities: new BoundedMap(MAX_CACHED_WALLETS),
     // The estimate's max fee carries viem's margin over the base fee, which cannot rise that far within a second
     // (at most 12.5 % per block).
     feeCache: new ExpiringValue<FeeEstimate>(1000),

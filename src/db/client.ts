@@ -1,15 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
-import type { SQL } from 'drizzle-orm';
+import type { PGlite } from '@electric-sql/pglite';
+import { getTableColumns, param, type SQL, sql } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
-import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import type { PgColumn, PgDatabase, PgQueryResultHKT, PgTable } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
 import { acquirePidLock } from '../lib/pid-lock.ts';
+import { PgliteThread } from './pglite-thread.ts';
 import * as schema from './schema/index.ts';
 
 export type Schema = typeof schema;
@@ -41,6 +42,11 @@ export interface Database {
    * its `db`; on the embedded database, which has one process, an in-process lock over the one connection.
    */
   withLock<T>(key: string, work: (db: Db) => Promise<T>): Promise<T>;
+  /**
+   * The embedded database only: hears, before the writer hears its commit, which account's transactions a commit
+   * changed (migration 0008). Null on PostgreSQL, where other processes write and a notification comes after.
+   */
+  readonly transactionChanges: { subscribe(listener: (userId: string) => void): () => void } | null;
   readonly notifications: {
     notify(channel: string, payload: string): Promise<void>;
     listen(channel: string, onNotification: (payload: string) => void): Promise<ChannelListener>;
@@ -51,6 +57,53 @@ export interface Database {
 export async function rows<T>(db: DbOrTx, query: SQL): Promise<T[]> {
   const result = (await db.execute(query)) as unknown as { rows: T[] };
   return result.rows;
+}
+
+/**
+ * Runs raw SQL that returns whole rows of `table` (`returning *`) and maps them as Drizzle's own queries do: each
+ * column by its property name, through the column's decoder (timestamps to Dates, int8 to bigints).
+ */
+export async function tableRows<T extends PgTable>(
+  db: DbOrTx,
+  table: T,
+  query: SQL,
+): Promise<T['$inferSelect'][]> {
+  const columns = Object.entries(getTableColumns(table));
+  const raw = await rows<Record<string, unknown>>(db, query);
+  return raw.map((row) => {
+    const mapped: Record<string, unknown> = {};
+    for (const [property, column] of columns) {
+      const value = row[column.name];
+      mapped[property] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
+    }
+    return mapped as T['$inferSelect'];
+  });
+}
+
+/**
+ * `insert into table (…) select …` of one row's values, each bound as the column's own parameter (its encoder, a
+ * cast to its type): a row inserted only when `condition` holds, in one statement.
+ */
+export function insertValuesWhere<T extends PgTable>(
+  table: T,
+  values: Partial<T['$inferInsert']>,
+  condition: SQL,
+): SQL {
+  const columns = getTableColumns(table) as Record<string, PgColumn>;
+  const given = Object.entries(values).filter(
+    ([property, value]) => value !== undefined && columns[property],
+  );
+  const column = (property: string) => columns[property] as PgColumn;
+  return sql`insert into ${table} (${sql.join(
+    given.map(([property]) => sql.identifier(column(property).name)),
+    sql`, `,
+  )}) select ${sql.join(
+    given.map(
+      ([property, value]) =>
+        sql`${param(value, column(property))}::${sql.raw(column(property).getSQLType())}`,
+    ),
+    sql`, `,
+  )} where ${condition} returning *`;
 }
 
 const migrationsFolder = fileURLToPath(new URL('./migrations', import.meta.url));
@@ -95,6 +148,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
         await pool.query('select 1');
       },
       close: () => pool.end(),
+      transactionChanges: null,
       // Queued in the process first, so waiting callers do not each hold a pooled connection.
       withLock: (key, work) =>
         queue(key, async () => {
@@ -154,7 +208,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       },
     };
   }
-  let client: PGlite;
+  let client: PgliteThread;
   let release = () => {};
   if (options.dataDir) {
     const dir = join(options.dataDir, 'pgdata');
@@ -166,19 +220,21 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       `The embedded database in ${options.dataDir}`,
     );
     try {
-      client = await PGlite.create(dir);
+      client = await PgliteThread.open(dir);
     } catch (error) {
       release();
       throw error;
     }
   } else {
-    client = await PGlite.create();
+    client = await PgliteThread.open(null);
   }
-  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  // Drizzle's pglite driver calls only `query` and `transaction`, which the thread's client has.
+  const driverClient = client as unknown as PGlite;
+  const db = drizzlePglite(driverClient, { schema }) as unknown as Db;
   return {
     db,
     kind: 'pglite',
-    migrate: () => migratePglite(drizzlePglite(client), { migrationsFolder }),
+    migrate: () => migratePglite(drizzlePglite(driverClient), { migrationsFolder }),
     ping: async () => {
       await client.query('select 1');
     },
@@ -187,6 +243,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       release();
     },
     withLock: (key, work) => queue(key, () => work(db)),
+    transactionChanges: { subscribe: (listener) => client.onTransactionChange(listener) },
     notifications: null,
   };
 }

@@ -1,6 +1,9 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import { ID_PATTERN } from '../lib/ids.ts';
 
+/** What every JSON answer is sent as. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
 /** `{ok: true, data}`: every success response except the sandbox probes. */
 export function ok<T>(data: T): { ok: true; data: T } {
   return { ok: true, data };

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseDbError } from '../db/errors.ts';
 import { AppError } from '../lib/errors.ts';
+import { JSON_CONTENT_TYPE } from './envelope.ts';
 
 interface ValidationIssue {
   instancePath?: string;
@@ -85,7 +86,7 @@ function envelopeOf(error: AppError): {
 }
 
 export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
-  return reply.code(error.status).type('application/json; charset=utf-8').send(envelopeOf(error));
+  return reply.code(error.status).type(JSON_CONTENT_TYPE).send(envelopeOf(error));
 }
 
 /**
@@ -105,7 +106,7 @@ function writeToSocket(socket: Socket, appError: AppError): void {
     const body = JSON.stringify(envelopeOf(appError));
     socket.write(
       `HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status]}\r\n` +
-        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Type: ${JSON_CONTENT_TYPE}\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\n` +
         'Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n' +
         body,
