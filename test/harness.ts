@@ -154,6 +154,13 @@ export async function apiKeyOf(app: App, caller: Caller, body: Record<string, un
   };
 }
 
+/** POSTs `payload` to `/api/v1${path}` with `headers`; an answer of 300 or more fails with its body. Returns `data`. */
+export async function postData(app: App, headers: Record<string, string>, path: string, payload: object) {
+  const response = await app.inject({ method: 'POST', url: `/api/v1${path}`, headers, payload });
+  if (response.statusCode >= 300) throw new Error(`POST ${path}: ${response.statusCode} ${response.body}`);
+  return response.json().data;
+}
+
 /** Asserts the error envelope and returns the error. */
 export function errorOf(response: { statusCode: number; json: () => unknown }) {
   const body = response.json() as {

@@ -4,7 +4,7 @@
  * forget it): the event commits with the change or not at all. One delivery row per subscribed endpoint is queued
  * with it; the worker sends them (src/modules/webhooks/delivery.service.ts).
  */
-import { and, eq } from 'drizzle-orm';
+import { and, eq, type SQL, sql } from 'drizzle-orm';
 import { newId } from '../lib/ids.ts';
 import type { DbOrTx } from './client.ts';
 import {
@@ -39,6 +39,22 @@ export interface NewEvent {
   row: object;
   /** Only this endpoint (a test event); otherwise every enabled endpoint of the account subscribed to `type`. */
   endpointId?: string;
+}
+
+/**
+ * For a hot writer's `returning`: whether the account of the row written to `table` (a table with a `user_id`) has
+ * an enabled endpoint. Most accounts have none, and then the writer skips `recordEvent` and its read of the
+ * endpoints: the event would go nowhere. (Written out rather than with drizzle's columns, which an insert's
+ * `returning` leaves unqualified: inside this subquery `user_id` would name the endpoint's own column.)
+ */
+export function hasEnabledEndpoint(table: string): SQL<boolean> {
+  return hasEnabledEndpointOf(sql`${sql.identifier(table)}.user_id`);
+}
+
+/** Whether the account `userId` (a value, or a column of the statement) has an enabled endpoint. */
+export function hasEnabledEndpointOf(userId: string | SQL): SQL<boolean> {
+  return sql<boolean>`exists (select 1 from webhook_endpoints endpoint
+    where endpoint.user_id = ${userId} and endpoint.enabled)`;
 }
 
 /** Writes the event and its deliveries; nothing when no endpoint wants it. Returns the delivery ids. */

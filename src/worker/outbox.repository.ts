@@ -2,9 +2,11 @@
  * The transactions table as the worker's queue: leases, guarded status moves, retries. Rows are created by the
  * feature modules (`transactions.repository.ts`); from then on they move only through here.
  */
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
-import { type DbOrTx, rows } from '../db/client.ts';
-import { recordEvent } from '../db/events.ts';
+import { and, asc, eq, getTableColumns, inArray, type SQL, sql } from 'drizzle-orm';
+import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
+import type { Hex } from 'viem';
+import { type Database, type DbOrTx, rows } from '../db/client.ts';
+import { hasEnabledEndpoint, recordEvent } from '../db/events.ts';
 import {
   type NewTransaction,
   type TransactionRow,
@@ -36,25 +38,107 @@ export async function transition(
   from: TransactionStatus | readonly TransactionStatus[],
   values: Partial<NewTransaction>,
 ): Promise<TransactionRow | undefined> {
-  const statuses = typeof from === 'string' ? [from] : [...from];
-  const guard = and(eq(transactions.id, id), inArray(transactions.status, statuses));
   return db.transaction(async (tx) => {
-    const [before] = await tx
-      .select({ status: transactions.status })
-      .from(transactions)
-      .where(guard)
-      .for('update');
-    if (!before) return undefined;
-    const [row] = await tx
-      .update(transactions)
-      .set({ ...values, updatedAt: values.updatedAt ?? new Date() })
-      .where(guard)
-      .returning();
-    if (row && row.status !== before.status) {
-      await recordEvent(tx, { userId: row.userId, type: 'transaction.updated', kind: 'transaction', row });
-    }
+    const [row] = await moveGuarded(tx, eq(transactions.id, id), from, values);
     return row;
   });
+}
+
+/**
+ * `transition` for every row `which` selects, in one statement: each row still in `from` is locked, moved, and
+ * gets its `transaction.updated` event when its status changed and its account has an enabled endpoint. Run
+ * inside the database transaction the events must commit with. Returns the moved rows, a batch's in their legs'
+ * order.
+ */
+async function moveGuarded(
+  tx: DbOrTx,
+  which: SQL | undefined,
+  from: TransactionStatus | readonly TransactionStatus[],
+  values: PgUpdateSetSource<typeof transactions>,
+): Promise<TransactionRow[]> {
+  const statuses = typeof from === 'string' ? [from] : [...from];
+  // The statuses before the move, read under the rows' locks (`returning` sees only the new ones). Once locked, a
+  // row cannot change before the update: a second mover waits, then finds it out of `from` and moves nothing.
+  // Locked in id order, so two statements over the same rows never hold one each while waiting for the other's.
+  const previous = tx
+    .select({ id: transactions.id, status: transactions.status })
+    .from(transactions)
+    .where(and(which, inArray(transactions.status, statuses)))
+    .orderBy(asc(transactions.id))
+    .for('update')
+    .as('previous');
+  const moved = await tx
+    .update(transactions)
+    .set({ ...values, updatedAt: values.updatedAt ?? new Date() })
+    .from(previous)
+    .where(eq(transactions.id, previous.id))
+    .returning({
+      ...getTableColumns(transactions),
+      previousStatus: previous.status,
+      hasEndpoints: hasEnabledEndpoint('transactions'),
+    });
+  moved.sort((a, b) => (a.batchLeg ?? 0) - (b.batchLeg ?? 0));
+  const rows: TransactionRow[] = [];
+  for (const { previousStatus, hasEndpoints, ...row } of moved) {
+    if (hasEndpoints && row.status !== previousStatus) {
+      await recordEvent(tx, { userId: row.userId, type: 'transaction.updated', kind: 'transaction', row });
+    }
+    rows.push(row);
+  }
+  return rows;
+}
+
+/**
+ * A move of several legs of a batch, as one `moveGuarded`, while no other batch moves (in any process). Each row a
+ * statement moves takes its account's two counter rows in `list_totals` (the trigger of migration 0007) in the
+ * trigger's fixed order, but one row after another: two batches of one account moving at once would take the
+ * counters of different slots in crossed orders and deadlock (PostgreSQL; PGlite runs one statement at a time).
+ * One batch at a time closes that circle, and a single-row move cannot close one with it: a batch moves all its
+ * legs of one wallet from the same status to the same other, so it takes each slot's counters in order too.
+ */
+function moveBatchLegs(
+  database: Database,
+  which: SQL | undefined,
+  from: TransactionStatus | readonly TransactionStatus[],
+  values: PgUpdateSetSource<typeof transactions>,
+): Promise<TransactionRow[]> {
+  return database.withLock('transactions:batch-moves', (db) =>
+    db.transaction((tx) => moveGuarded(tx, which, from, values)),
+  );
+}
+
+/** Marks the batch's QUEUED legs PENDING with the batch's hash, all at once, each as `transition` would. */
+export function markBatchPending(
+  database: Database,
+  batchId: string,
+  txHash: Hex,
+): Promise<TransactionRow[]> {
+  return moveBatchLegs(database, eq(transactions.batchId, batchId), 'QUEUED', { status: 'PENDING', txHash });
+}
+
+/**
+ * Confirms these legs of the batch (those whose transfer moved their whole amount) all at once, each as
+ * `transition` would from QUEUED or PENDING, with the batch's hash and block and its own `logIndex` (where its
+ * `ConfidentialTransfer` landed). Returns the legs it moved.
+ */
+export async function confirmBatchLegs(
+  database: Database,
+  batchId: string,
+  legs: readonly { id: string; logIndex: number | null }[],
+  block: Required<Pick<NewTransaction, 'txHash' | 'blockNumber' | 'blockHash'>>,
+): Promise<TransactionRow[]> {
+  if (legs.length === 0) return [];
+  const logIndexOfLeg = sql`case ${transactions.id} ${sql.join(
+    legs.map((leg) => sql`when ${leg.id} then ${leg.logIndex}::integer`),
+    sql` `,
+  )} end`;
+  const ids = legs.map((leg) => leg.id);
+  return moveBatchLegs(
+    database,
+    and(eq(transactions.batchId, batchId), inArray(transactions.id, ids)),
+    ['QUEUED', 'PENDING'],
+    { status: 'CONFIRMED', ...block, logIndex: logIndexOfLeg },
+  );
 }
 
 /**
@@ -119,16 +203,29 @@ export async function leaseRow(
   return row;
 }
 
-/** Updates a row only while `owner` still holds its lease (a worker that stalled past it must not touch it). */
+/**
+ * Updates rows only while each one's lease is still held by the owner it was leased to (a worker that stalled past
+ * its lease must not touch a row another worker took over); one statement for all of them.
+ */
 export async function updateLeased(
   db: DbOrTx,
-  row: Pick<TransactionRow, 'id' | 'leaseOwner'>,
+  leased: readonly Pick<TransactionRow, 'id' | 'leaseOwner'>[],
   values: Pick<Partial<NewTransaction>, 'leaseUntil' | 'leaseOwner' | 'attempts' | 'nextAttemptAt'>,
 ): Promise<void> {
-  await db
-    .update(transactions)
-    .set(values)
-    .where(and(eq(transactions.id, row.id), eq(transactions.leaseOwner, row.leaseOwner ?? '')));
+  if (leased.length === 0) return;
+  const heldLeases = sql.join(
+    leased.map((row) => sql`(${row.id}, ${row.leaseOwner ?? ''})`),
+    sql`, `,
+  );
+  // Locked in id order, as the batch's moves lock them: two statements over the same rows never deadlock.
+  const held = db
+    .select({ id: transactions.id })
+    .from(transactions)
+    .where(sql`(${transactions.id}, ${transactions.leaseOwner}) in (${heldLeases})`)
+    .orderBy(asc(transactions.id))
+    .for('update')
+    .as('held');
+  await db.update(transactions).set(values).from(held).where(eq(transactions.id, held.id));
 }
 
 /** Releases every lease (the embedded database at start: their owners are gone); returns how many. */
@@ -143,31 +240,37 @@ export async function releaseAllLeases(db: DbOrTx): Promise<number> {
 
 /**
  * Makes the rows one batch, named by the first row's id, in the order given: each row still QUEUED and in no batch
- * joins (at the next position); one that moved meanwhile is left out. Returns the ids that joined, in order.
+ * joins (at the next position); one that moved meanwhile is left out. Returns the ids that joined, in order. One
+ * statement: the joining rows are locked before they are numbered, so a row that moves meanwhile is left out
+ * before the positions are counted, never after (no gap). A batch whose first row did not join would be named by a
+ * row outside it: then there is no batch.
  */
 export async function assignBatch(db: DbOrTx, ids: readonly string[]): Promise<string[]> {
   const batchId = ids[0];
   if (!batchId) return [];
-  return db.transaction(async (tx) => {
-    const joined: string[] = [];
-    for (const id of ids) {
-      const [row] = await tx
-        .update(transactions)
-        .set({ batchId, batchLeg: joined.length, step: 'batched', updatedAt: new Date() })
-        .where(and(eq(transactions.id, id), eq(transactions.status, 'QUEUED'), isNull(transactions.batchId)))
-        .returning({ id: transactions.id });
-      if (row) joined.push(row.id);
-    }
-    // A batch whose first row did not join would be named by a row outside it: then there is no batch.
-    if (joined[0] !== batchId) {
-      await tx
-        .update(transactions)
-        .set({ batchId: null, batchLeg: null, step: 'start' })
-        .where(inArray(transactions.id, joined));
-      return [];
-    }
-    return joined;
-  });
+  // A row listed twice joins at its first place, as it would have one row at a time.
+  const wanted = sql.join(
+    [...new Set(ids)].map((id, position) => sql`(${id}, ${position}::integer)`),
+    sql`, `,
+  );
+  const joined = await rows<{ id: string; batch_leg: number }>(
+    db,
+    sql`with wanted (id, position) as (values ${wanted}),
+        joining as (
+          select id from transactions
+          where id in (select id from wanted) and status = 'QUEUED' and batch_id is null
+          order by id
+          for update),
+        numbered as (
+          select wanted.id, (row_number() over (order by wanted.position) - 1)::integer as leg
+          from wanted join joining on joining.id = wanted.id)
+        update transactions
+        set batch_id = ${batchId}, batch_leg = numbered.leg, step = 'batched', updated_at = ${new Date().toISOString()}
+        from numbered
+        where transactions.id = numbered.id and exists (select 1 from joining where joining.id = ${batchId})
+        returning transactions.id, transactions.batch_leg`,
+  );
+  return joined.sort((a, b) => a.batch_leg - b.batch_leg).map((row) => row.id);
 }
 
 /**
@@ -203,14 +306,12 @@ export async function findRowsAwaitingEarlierCredits(db: DbOrTx, ids: readonly s
  * holder, who releases it with the rest of what it drove: released here, the same worker could claim the row again
  * while still holding the run that deferred it, and that run's release would then free the new claim.
  */
-export async function deferLeased(
+export function deferLeased(
   db: DbOrTx,
   leased: readonly Pick<TransactionRow, 'id' | 'leaseOwner'>[],
   until: Date,
 ): Promise<void> {
-  for (const row of leased) {
-    await updateLeased(db, row, { nextAttemptAt: until });
-  }
+  return updateLeased(db, leased, { nextAttemptAt: until });
 }
 
 /** The legs of a batch, in their order. */
@@ -224,35 +325,16 @@ export function findBatchLegs(db: DbOrTx, batchId: string): Promise<TransactionR
 
 /**
  * A batch whose transaction reverted moved nothing: its unfinished legs leave it and are queued again to go alone
- * (step `alone`: never batched again), due now.
+ * (step `alone`: never batched again), due now. A PENDING leg going back to QUEUED is a status change: its event
+ * is written with it.
  */
-export async function dissolveBatch(db: DbOrTx, batchId: string): Promise<void> {
-  const guard = and(eq(transactions.batchId, batchId), inArray(transactions.status, ['QUEUED', 'PENDING']));
-  await db.transaction(async (tx) => {
-    const before = await tx
-      .select({ id: transactions.id, status: transactions.status })
-      .from(transactions)
-      .where(guard)
-      .for('update');
-    const rows = await tx
-      .update(transactions)
-      .set({
-        status: 'QUEUED',
-        step: 'alone',
-        batchId: null,
-        batchLeg: null,
-        txHash: null,
-        nextAttemptAt: new Date(),
-        updatedAt: new Date(),
-      })
-      .where(guard)
-      .returning();
-    // A reverted batch's PENDING legs go back to QUEUED: a status change, so its event is written with it.
-    const statusBefore = new Map(before.map((row) => [row.id, row.status]));
-    for (const row of rows) {
-      if (statusBefore.get(row.id) !== row.status) {
-        await recordEvent(tx, { userId: row.userId, type: 'transaction.updated', kind: 'transaction', row });
-      }
-    }
+export async function dissolveBatch(database: Database, batchId: string): Promise<void> {
+  await moveBatchLegs(database, eq(transactions.batchId, batchId), ['QUEUED', 'PENDING'], {
+    status: 'QUEUED',
+    step: 'alone',
+    batchId: null,
+    batchLeg: null,
+    txHash: null,
+    nextAttemptAt: new Date(),
   });
 }

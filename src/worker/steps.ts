@@ -10,6 +10,7 @@ import type { OperationContext } from '../deps.ts';
 import type { TransactionErrorCode } from '../lib/errors.ts';
 import { GAS_DECIMALS, parseAmount } from '../lib/money.ts';
 import { transition } from './outbox.repository.ts';
+import { findSubmission } from './submissions.repository.ts';
 import { PreflightError, settle, submitOnce } from './submissions.ts';
 
 /** Marks the row FAILED and runs its type's failure hook: only ever called when nothing moved on-chain for it. */
@@ -68,8 +69,12 @@ export async function ensureGas(
   if (config.environment !== 'sandbox') return null;
   const topUp = parseAmount(config.faucet.gasTopUp, GAS_DECIMALS);
   const balance = await getGasBalance(ctx.network, wallet.address);
-  const existing = row.metadata?.gasTxHash;
-  if (balance >= topUp / 4n && !existing) return null;
+  // A top-up this row signed already is sent again even when the wallet has gas now (another row's top-up landed
+  // first): the operator signed it, and its bytes left unsent would hold back every later operator transaction.
+  const enough = balance >= topUp / 4n;
+  if (enough && !row.metadata?.gasTxHash && !(await findSubmission(ctx.deps.database.db, row.id, 'gas'))) {
+    return null;
+  }
   const submission = await submitOnce(ctx, row, 'gas', ctx.network.operator.privateKey, async () => ({
     to: wallet.address,
     value: topUp,

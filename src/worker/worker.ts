@@ -45,7 +45,7 @@ export async function processRow(deps: Deps, row: TransactionRow, logger: Logger
   const renewal = renewLeases(deps, [row], logger);
   try {
     await deps.operations[row.type].run(ctx, row);
-    await updateLeased(db, row, { leaseOwner: null, leaseUntil: null });
+    await updateLeased(db, [row], { leaseOwner: null, leaseUntil: null });
   } catch (error) {
     await recover(ctx, row, error, logger);
   } finally {
@@ -65,11 +65,9 @@ function operationContext(deps: Deps): OperationContext {
  */
 function renewLeases(deps: Deps, rows: TransactionRow[], logger: Logger): NodeJS.Timeout {
   const renewal = setInterval(() => {
-    for (const row of rows) {
-      updateLeased(deps.database.db, row, { leaseUntil: leaseEnd(deps) }).catch((error: unknown) =>
-        logger.warn({ transactionId: row.id, err: error }, 'lease renewal failed'),
-      );
-    }
+    updateLeased(deps.database.db, rows, { leaseUntil: leaseEnd(deps) }).catch((error: unknown) =>
+      logger.warn({ transactionIds: rows.map((row) => row.id), err: error }, 'lease renewal failed'),
+    );
   }, deps.config.worker.leaseMs / 3);
   renewal.unref();
   return renewal;
@@ -92,9 +90,7 @@ export async function processBatch(deps: Deps, rows: TransactionRow[], logger: L
   try {
     alone = await batch.run(ctx, rows);
     const done = rows.filter((row) => !alone.includes(row));
-    await Promise.all(
-      done.map((row) => updateLeased(deps.database.db, row, { leaseOwner: null, leaseUntil: null })),
-    );
+    await updateLeased(deps.database.db, done, { leaseOwner: null, leaseUntil: null });
   } catch (error) {
     // Each row is then what it would be after a fault of its own: retried later, or resumed from its batch.
     await Promise.all(rows.map((row) => recover(ctx, row, error, logger)));
@@ -146,7 +142,7 @@ async function recover(ctx: OperationContext, row: TransactionRow, error: unknow
     logger.warn({ transactionId: row.id, attempts, err: error }, 'transient fault; will retry');
     // Guarded by the lease like the success path: a worker whose lease was taken over (it stalled past LEASE_MS)
     // must not reschedule or release a row the new owner is driving.
-    await updateLeased(db, row, {
+    await updateLeased(db, [row], {
       attempts,
       nextAttemptAt: new Date(deps.clock.now().getTime() + backoffMs(attempts)),
       leaseOwner: null,

@@ -5,14 +5,15 @@
  * The row that signed the grant sends it again first: every transfer confirms and the wallet's chain nonce is the
  * number of transactions the database signed for it.
  */
-import { type Address, createPublicClient, custom, type PublicClient, parseTransaction } from 'viem';
+import { type Address, parseTransaction } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Network } from '../../src/adapters/chain/types.ts';
 import { encodeSetOperator } from '../../src/adapters/confidential/helpers.ts';
 import { chainSubmissions } from '../../src/db/schema/index.ts';
 import type { Deps } from '../../src/deps.ts';
 import { startWorker } from '../../src/worker/worker.ts';
-import { createTestContext, signup, type TestContext, waitForStatus } from '../harness.ts';
+import { createTestContext, postData, signup, type TestContext, waitForStatus } from '../harness.ts';
+import { networkWithFault } from './faulty-network.ts';
 
 const SET_OPERATOR = encodeSetOperator('0x0000000000000000000000000000000000000000', 0).slice(0, 10);
 
@@ -21,28 +22,15 @@ let stopWorker: (() => Promise<void>) | null = null;
 let grantsLost = 0;
 
 /** The network as the worker sees it: the first broadcast of a grant fails before it reaches the node. */
-function losingFirstGrant(base: Network): Network {
-  const publicClient = createPublicClient({
-    chain: base.chain,
-    pollingInterval: 50,
-    transport: custom(
-      {
-        async request({ method, params }: { method: string; params?: unknown }) {
-          if (method === 'eth_sendRawTransaction' && grantsLost === 0) {
-            const [raw] = params as [`0x${string}`];
-            if (parseTransaction(raw).data?.startsWith(SET_OPERATOR)) {
-              grantsLost++;
-              throw new Error('injected fault: connection reset before the transaction was sent');
-            }
-          }
-          return base.publicClient.request({ method, params } as never);
-        },
-      },
-      { retryCount: 0 },
-    ),
-  }) as PublicClient;
-  return { ...base, publicClient };
-}
+const losingFirstGrant = (base: Network) =>
+  networkWithFault(base, ({ method, params }) => {
+    if (method !== 'eth_sendRawTransaction' || grantsLost > 0) return;
+    const [raw] = params as [`0x${string}`];
+    if (parseTransaction(raw).data?.startsWith(SET_OPERATOR)) {
+      grantsLost++;
+      throw new Error('injected fault: connection reset before the transaction was sent');
+    }
+  });
 
 beforeAll(async () => {
   ctx = await createTestContext({
@@ -65,16 +53,7 @@ afterAll(async () => {
 describe('a lost operator grant', () => {
   it('is sent again before the wallet signs anything else: every transfer confirms, no nonce gap', async () => {
     const caller = await signup(ctx.app);
-    const post = async (url: string, payload: object) => {
-      const response = await ctx.app.inject({
-        method: 'POST',
-        url: `/api/v1${url}`,
-        headers: caller.headers,
-        payload,
-      });
-      expect(response.statusCode, response.body).toBeLessThan(300);
-      return response.json().data;
-    };
+    const post = (path: string, payload: object) => postData(ctx.app, caller.headers, path, payload);
     const wallet = (await post('/wallets', { type: 'CUSTODIAL' })).wallet;
     const recipient = (await post('/wallets', { type: 'CUSTODIAL' })).wallet;
     for (const path of ['/fund', '/mint']) {

@@ -1,14 +1,14 @@
 import type { Address } from 'viem';
 import { getStablecoinBalance } from '../../adapters/confidential/helpers.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
-import type { NewTransaction, TransactionRow, TransactionType, WalletRow } from '../../db/schema/index.ts';
-import type { Deps } from '../../deps.ts';
+import type { NewTransaction, TransactionRow, TransactionType } from '../../db/schema/index.ts';
+import type { Deps, WalletIdentity } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { formatAmount } from '../../lib/money.ts';
 import { sha256Hex } from '../../lib/secrets.ts';
 import { assertMoneyConfigured, requireNetwork } from '../network/network.service.ts';
-import { assertCanSend, ownWallet } from '../wallets/wallets.service.ts';
+import { assertCanSend, ownWalletIdentity } from '../wallets/wallets.service.ts';
 import { findByIdempotencyKey, insertTransaction } from './transactions.repository.ts';
 
 /** The transaction types a client queues directly (letter legs are queued by the letters module). */
@@ -16,7 +16,7 @@ export type MoneyMovement = 'FUND' | 'MINT' | 'TRANSFER' | 'REDEEM';
 
 interface QueueRequest {
   userId: string;
-  wallet: WalletRow;
+  wallet: WalletIdentity;
   type: TransactionType;
   amount: bigint;
   fromAddress: Address | null;
@@ -115,7 +115,7 @@ async function queueTransaction(deps: Deps, request: QueueRequest): Promise<Tran
 }
 
 /** The public balance must cover the amount (the worker checks again before it signs). */
-async function assertPublicBalance(deps: Deps, wallet: WalletRow, amount: bigint): Promise<void> {
+async function assertPublicBalance(deps: Deps, wallet: WalletIdentity, amount: bigint): Promise<void> {
   const balance = await getStablecoinBalance(requireNetwork(deps), wallet.address);
   if (balance < amount) {
     throw new AppError(
@@ -147,7 +147,7 @@ export async function queueMoneyMovement(
 ): Promise<TransactionRow> {
   const { type, amount } = request;
   assertMoneyConfigured(deps);
-  const wallet = await ownWallet(deps, userId, request.walletId);
+  const wallet = await ownWalletIdentity(deps, userId, request.walletId);
   const funding = type === 'FUND';
   if (!funding) assertCanSend(wallet);
   const to = request.to ?? wallet.address;

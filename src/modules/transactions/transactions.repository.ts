@@ -1,6 +1,6 @@
-import { and, desc, eq, type SQL, sql } from 'drizzle-orm';
-import type { DbOrTx } from '../../db/client.ts';
-import { recordEvent } from '../../db/events.ts';
+import { and, desc, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
+import { type DbOrTx, insertValuesWhere, tableRows } from '../../db/client.ts';
+import { hasEnabledEndpoint, hasEnabledEndpointOf, recordEvent } from '../../db/events.ts';
 import { afterCursor, type ListPosition, listTotal, trimPage } from '../../db/lists.ts';
 import {
   type NewTransaction,
@@ -14,17 +14,38 @@ import {
 /** Types whose row records money its wallet received. */
 const RECEIVING_TYPES: ReadonlySet<TransactionType> = new Set(['LETTER_CLAIM', 'LETTER_REFUND']);
 
-/** Inserts a transaction and its `transaction.created` event, in one database transaction. */
+/**
+ * Inserts a transaction and, when its account has an enabled webhook endpoint, its `transaction.created` event in
+ * the same database transaction. Most accounts have none: their row goes in by one statement that inserts only
+ * while the account has no such endpoint, with no database transaction around it (on the embedded database, a
+ * transaction holds the one connection from its first statement until its commit arrives). Otherwise, or when an
+ * endpoint appeared, the row goes in with its event.
+ */
 export async function insertTransaction(db: DbOrTx, values: NewTransaction): Promise<TransactionRow> {
   const direction = values.direction ?? (RECEIVING_TYPES.has(values.type) ? 'in' : 'out');
+  const row = { ...values, direction };
+  const [alone] = await tableRows(
+    db,
+    transactions,
+    insertValuesWhere(transactions, row, sql`not ${hasEnabledEndpointOf(row.userId)}`),
+  );
+  if (alone) return alone;
   return db.transaction(async (tx) => {
-    const [row] = await tx
+    const [inserted] = await tx
       .insert(transactions)
-      .values({ ...values, direction })
-      .returning();
-    if (!row) throw new Error('insert into transactions returned no row');
-    await recordEvent(tx, { userId: row.userId, type: 'transaction.created', kind: 'transaction', row });
-    return row;
+      .values(row)
+      .returning({ ...getTableColumns(transactions), hasEndpoints: hasEnabledEndpoint('transactions') });
+    if (!inserted) throw new Error('insert into transactions returned no row');
+    const { hasEndpoints, ...written } = inserted;
+    if (hasEndpoints) {
+      await recordEvent(tx, {
+        userId: written.userId,
+        type: 'transaction.created',
+        kind: 'transaction',
+        row: written,
+      });
+    }
+    return written;
   });
 }
 

@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.ts';
 import { recordEvent } from '../../db/events.ts';
 import { type NewWallet, type WalletRow, wallets } from '../../db/schema/index.ts';
@@ -66,4 +66,13 @@ export async function setPrimaryWallet(db: DbOrTx, userId: string, walletId: str
 /** Records until when (unix seconds) the TransferBatcher is the wallet's operator, as its mined grant says. */
 export async function recordBatcherGrant(db: DbOrTx, walletId: string, until: number): Promise<void> {
   await db.update(wallets).set({ batcherOperatorUntil: until }).where(eq(wallets.id, walletId));
+}
+
+/** These wallets grant the batcher again before their next batch (their recorded grants are in doubt). */
+export async function forgetBatcherGrants(db: DbOrTx, walletIds: readonly string[]): Promise<void> {
+  if (walletIds.length === 0) return;
+  await db
+    .update(wallets)
+    .set({ batcherOperatorUntil: null })
+    .where(inArray(wallets.id, [...walletIds]));
 }

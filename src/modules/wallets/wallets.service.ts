@@ -2,7 +2,7 @@ import { type Address, getAddress, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { TransactionRow, WalletRow } from '../../db/schema/index.ts';
-import type { Deps, OperationContext } from '../../deps.ts';
+import type { Deps, OperationContext, WalletIdentity } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { ensureGas } from '../../worker/steps.ts';
@@ -32,8 +32,27 @@ export async function ownWallet(deps: Deps, userId: string, walletId: string): P
   return wallet;
 }
 
+/**
+ * `ownWallet` for what never changes about the wallet, kept per process: a wallet is never deleted, handed over,
+ * given another address or custody, so what was read once holds in every process. A money movement's request then
+ * reads no wallet row.
+ */
+export async function ownWalletIdentity(
+  deps: Deps,
+  userId: string,
+  walletId: string,
+): Promise<WalletIdentity> {
+  const key = `${userId}\n${walletId}`;
+  const kept = deps.walletIdentities.get(key);
+  if (kept) return kept;
+  const { id, address, type } = await ownWallet(deps, userId, walletId);
+  const identity: WalletIdentity = { id, userId, address, type };
+  deps.walletIdentities.set(key, identity);
+  return identity;
+}
+
 /** Only a custodial wallet can send: the service holds no key for a watch-only one. */
-export function assertCanSend(wallet: WalletRow): void {
+export function assertCanSend(wallet: Pick<WalletRow, 'type'>): void {
   if (wallet.type !== 'CUSTODIAL') {
     throw new AppError('wallet_not_custodial', 'External (watch-only) wallets can receive but cannot send.');
   }

@@ -37,7 +37,10 @@ async function runMint(ctx: OperationContext, row: TransactionRow): Promise<void
       functionName: 'allowance',
       args: [wallet.address, token],
     });
-    if (allowance < amount) {
+    // An approval this row signed already is sent again even when the allowance is enough now (another mint's
+    // approval landed first): its bytes hold the wallet's next nonce, and left unsent they would hold back every
+    // later transaction of the wallet (a kill -9 between its signing and its broadcast left exactly that).
+    if (allowance < amount || (await findSubmission(db, row.id, 'approve'))) {
       const approve = await submitOnce(ctx, row, 'approve', key, async () => ({
         to: ctx.network.contracts.stablecoin,
         data: encodeApprove(token, maxUint256),

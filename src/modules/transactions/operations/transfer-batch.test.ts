@@ -1,13 +1,17 @@
 import { and, eq, inArray } from 'drizzle-orm';
+import type { Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Caller,
   createTestContext,
+  postData,
   signup,
   type TestContext,
   waitForStatus,
 } from '../../../../test/harness.ts';
-import { decryptConfidentialBalance } from '../../../adapters/confidential/helpers.ts';
+import { sendTransactionOrThrow } from '../../../adapters/chain/tx.ts';
+import type { Network } from '../../../adapters/chain/types.ts';
+import { decryptConfidentialBalance, encodeSetOperator } from '../../../adapters/confidential/helpers.ts';
 import { chainSubmissions, transactions, wallets } from '../../../db/schema/index.ts';
 import { openWalletKey } from '../../wallets/custody.ts';
 
@@ -30,15 +34,8 @@ afterAll(async () => {
   await ctx.close();
 });
 
-async function post(url: string, payload: object) {
-  const response = await ctx.app.inject({
-    method: 'POST',
-    url: `/api/v1${url}`,
-    headers: caller.headers,
-    payload,
-  });
-  expect(response.statusCode, response.body).toBeLessThan(300);
-  return response.json().data;
+function post(path: string, payload: object) {
+  return postData(ctx.app, caller.headers, path, payload);
 }
 
 async function custodialWallet(): Promise<{ id: string; address: string }> {
@@ -150,5 +147,73 @@ describe('confidential transfers in batches', () => {
     expect(await chainBalance(poor.id)).toBe(1_000_000n);
     expect(await chainBalance(rich.id)).toBe(39_000_000n);
     expect(await chainBalance(recipient.id)).toBe(11_000_000n);
+  }, 300_000);
+
+  it('a batch that reverts moves nothing: its legs go alone and confirm, each once', async () => {
+    caller = await signup(ctx.app);
+    const first = await custodialWallet();
+    const second = await custodialWallet();
+    const recipient = await custodialWallet();
+    await fundConfidential(first.id, '50');
+    await fundConfidential(second.id, '50');
+    // A first round grants the batcher both wallets.
+    const granted = await Promise.all([
+      post('/transfer', { walletId: first.id, to: recipient.address, amount: '1' }),
+      post('/transfer', { walletId: second.id, to: recipient.address, amount: '1' }),
+    ]);
+    for (const data of granted) {
+      expect(
+        (await waitForStatus(ctx.app, caller.headers, data.transaction.id, undefined, 120_000)).status,
+      ).toBe('CONFIRMED');
+    }
+    // The first wallet takes its grant back on the chain, behind the service's back: the batch's leg for it reverts,
+    // and with it the whole batch (the limit is set, not estimated, so nothing refuses it before it is sent).
+    const network = ctx.deps.network as Network;
+    const batcher = network.transferBatcher as Address;
+    const [row] = await ctx.deps.database.db.select().from(wallets).where(eq(wallets.id, first.id));
+    if (!row) throw new Error('no wallet');
+    await sendTransactionOrThrow(network, {
+      privateKey: openWalletKey(ctx.deps.keyring, row),
+      to: network.contracts.confidentialToken,
+      data: encodeSetOperator(batcher, 1),
+    });
+    const queued = await Promise.all([
+      post('/transfer', { walletId: first.id, to: recipient.address, amount: '2' }),
+      post('/transfer', { walletId: second.id, to: recipient.address, amount: '3' }),
+    ]);
+    const done = await Promise.all(
+      queued.map((data) => waitForStatus(ctx.app, caller.headers, data.transaction.id, undefined, 120_000)),
+    );
+    expect(done.map((t) => t.status)).toEqual(['CONFIRMED', 'CONFIRMED']);
+    const rows = await rowsOf(queued);
+    // Each went alone after the batch, under a transfer of its own.
+    expect(rows.map((r) => r.batchId)).toEqual([null, null]);
+    const signed = await ctx.deps.database.db
+      .select()
+      .from(chainSubmissions)
+      .where(
+        inArray(
+          chainSubmissions.transactionId,
+          rows.map((r) => r.id),
+        ),
+      );
+    expect(signed.filter((s) => s.purpose === 'batch').map((s) => s.status)).toEqual(['REVERTED']);
+    expect(signed.filter((s) => s.purpose === 'transfer').map((s) => s.status)).toEqual(['MINED', 'MINED']);
+    // The revert made both wallets grant the batcher again: their next transfers go out in a batch once more.
+    const again = await Promise.all([
+      post('/transfer', { walletId: first.id, to: recipient.address, amount: '4' }),
+      post('/transfer', { walletId: second.id, to: recipient.address, amount: '5' }),
+    ]);
+    for (const data of again) {
+      expect(
+        (await waitForStatus(ctx.app, caller.headers, data.transaction.id, undefined, 120_000)).status,
+      ).toBe('CONFIRMED');
+    }
+    const batched = await rowsOf(again);
+    expect(batched[0]?.batchId).not.toBeNull();
+    expect(batched[1]?.batchId).toBe(batched[0]?.batchId);
+    expect(await chainBalance(first.id)).toBe(43_000_000n);
+    expect(await chainBalance(second.id)).toBe(41_000_000n);
+    expect(await chainBalance(recipient.id)).toBe(16_000_000n);
   }, 300_000);
 });

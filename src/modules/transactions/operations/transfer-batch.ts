@@ -26,12 +26,13 @@ import type { SubmissionRow, TransactionRow, WalletRow } from '../../../db/schem
 import type { OperationContext } from '../../../deps.ts';
 import {
   assignBatch,
+  confirmBatchLegs,
   deferLeased,
   dissolveBatch,
   findBatchLegs,
   findRowsAwaitingEarlierCredits,
   findTransactionById,
-  transition,
+  markBatchPending,
 } from '../../../worker/outbox.repository.ts';
 import { amountOf, blockFields, ensureGas, fail, recipientOf } from '../../../worker/steps.ts';
 import {
@@ -43,7 +44,7 @@ import {
 } from '../../../worker/submissions.repository.ts';
 import { PreflightError, RevertedError, settle, submitOnce } from '../../../worker/submissions.ts';
 import { openWalletKey } from '../../wallets/custody.ts';
-import { recordBatcherGrant } from '../../wallets/wallets.repository.ts';
+import { forgetBatcherGrants, recordBatcherGrant } from '../../wallets/wallets.repository.ts';
 import { transactionWallet } from '../../wallets/wallets.service.ts';
 
 /** How soon a transfer that waits for an earlier mint or claim of its wallet is looked at again. */
@@ -64,6 +65,21 @@ const HCU = { ge: 116_000, sub: 133_000, add: 133_000, select: 55_000 } as const
 const HCU_PER_LEG = 2 * HCU.ge + HCU.sub + HCU.add + 3 * HCU.select;
 const HCU_TOTAL_BUDGET = 18_000_000;
 const HCU_DEPTH_BUDGET = 4_500_000;
+
+/**
+ * A batch's gas limit, set rather than estimated: the estimate executed the whole batch once more on the node (every
+ * leg's FHE operations) just before the batch itself, ~150-250 ms each on the embedded chain under load. Measured:
+ * 337-346k gas per leg (`npm run bench -- transfers`, legs between wallets that already hold cSTABLE), ~400k for a
+ * lone transfer; a leg to a fresh account writes a few more slots. 600k per leg covers either with room to spare
+ * (unused gas is not charged), and 32 legs stay well under a 30M block. A limit that was short after all reverts
+ * the batch, which moved nothing: its legs go alone, as after any revert.
+ */
+const BATCH_BASE_GAS = 100_000n;
+const BATCH_GAS_PER_LEG = 600_000n;
+
+export function batchGasLimit(legs: number): bigint {
+  return BATCH_BASE_GAS + BATCH_GAS_PER_LEG * BigInt(legs);
+}
 
 /**
  * Splits legs, in order, into batches that stay within the HCU limits and `max` legs: each leg joins the first
@@ -291,26 +307,27 @@ export async function driveBatch(ctx: OperationContext, batchId: string): Promis
         amounts: plan.map((leg) => leg.amount),
       });
       ctx.deps.metrics.batchSize.observe(plan.length);
-      return { to: batcher, data: encodeBatchTransfer(plan, encrypted) };
+      return { to: batcher, data: encodeBatchTransfer(plan, encrypted), gas: batchGasLimit(plan.length) };
     });
   } catch (error) {
-    // Refused before anything was signed (the estimate reverts: a wallet revoked its grant, say), or a broadcast
-    // the chain refused and that was withdrawn: nothing is stored for the batch, nothing moved.
+    // A broadcast the chain refused outright, withdrawn with its nonce: nothing is stored for the batch, nothing
+    // moved. (Its gas limit is set, not estimated: a batch the chain would refuse when run reverts, below.)
     if (error instanceof PreflightError && !(await findSubmission(db, batchId, BATCH_PURPOSE))) {
-      await dissolveBatch(db, batchId);
+      await dissolveBatch(ctx.deps.database, batchId);
       return 'dissolved';
     }
     throw error;
   }
-  for (const leg of plan) {
-    await transition(db, leg.row.id, 'QUEUED', { status: 'PENDING', txHash: submission.txHash });
-  }
+  await markBatchPending(ctx.deps.database, batchId, submission.txHash);
   let receipt: Awaited<ReturnType<typeof settle>>;
   try {
     receipt = await settle(ctx, submission);
   } catch (error) {
     if (error instanceof RevertedError) {
-      await dissolveBatch(db, batchId);
+      // A revert is most likely a grant the service counts on and the chain no longer has (a wallet took it back,
+      // or it lapsed): its wallets grant the batcher again before their next batch, rather than revert it too.
+      await forgetBatcherGrants(db, [...new Set(plan.map((leg) => leg.row.walletId))]);
+      await dissolveBatch(ctx.deps.database, batchId);
       return 'dissolved';
     }
     throw error;
@@ -332,22 +349,26 @@ export async function driveBatch(ctx: OperationContext, batchId: string): Promis
     handles: handles.map((handle) => ({ handle, contract: token })),
     privateKey: operator.privateKey,
   });
+  const movedWhole = plan.map((leg, index) => moved[index] === leg.amount);
+  // Confirmed together, each at the index of its own ConfidentialTransfer (every leg has one: checked above).
+  const { blockNumber, blockHash } = blockFields(receipt);
+  await confirmBatchLegs(
+    ctx.deps.database,
+    batchId,
+    plan.flatMap((leg, index) =>
+      movedWhole[index] ? [{ id: leg.row.id, logIndex: transfers[index]?.logIndex ?? null }] : [],
+    ),
+    { txHash: submission.txHash, blockNumber, blockHash },
+  );
   for (const [index, leg] of plan.entries()) {
-    if (moved[index] === leg.amount) {
-      await transition(db, leg.row.id, ['QUEUED', 'PENDING'], {
-        status: 'CONFIRMED',
-        txHash: submission.txHash,
-        ...blockFields(receipt, transfers[index]?.logIndex),
-      });
-    } else {
-      // An ERC-7984 transfer the sender cannot cover moves an encrypted zero: this leg moved nothing.
-      await fail(
-        ctx,
-        leg.row,
-        'transfer_failed',
-        'The confidential balance was too low: the transfer moved nothing.',
-      );
-    }
+    if (movedWhole[index]) continue;
+    // An ERC-7984 transfer the sender cannot cover moves an encrypted zero: this leg moved nothing.
+    await fail(
+      ctx,
+      leg.row,
+      'transfer_failed',
+      'The confidential balance was too low: the transfer moved nothing.',
+    );
   }
   return 'settled';
 }
