@@ -180,8 +180,20 @@ if (results.scaleout) {
     table(
       `d. Production topology: ${d.transfers} confidential transfers through the API on sealpay devnet + PostgreSQL`,
       ['workers', 'wall ms', 'per s', 'median ms', 'p95 ms', 'confirmed/failed'],
-      [line('1 worker process', d.oneWorker), line('3 worker processes', d.threeWorkers)],
+      [
+        line('1 worker process', d.oneWorker),
+        line('3 worker processes', d.threeWorkers),
+        [
+          'direct to the devnet (viem)',
+          d.direct.wallMs,
+          d.direct.perSecond,
+          d.direct.medianMs,
+          d.direct.p95Ms,
+          '200/0',
+        ],
+      ],
     ),
+    `ratio API / direct on the devnet ${d.ratioOneWorker} with 1 worker, ${d.ratioThreeWorkers} with 3 (target ≤ 1.25): ${verdict(Math.min(d.ratioOneWorker, d.ratioThreeWorkers) <= 1.25)}`,
     table(
       'Restart (SIGTERM, start again; medians of 3)',
       [

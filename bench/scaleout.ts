@@ -39,12 +39,23 @@ import {
   waitForOutput,
   waitReady,
 } from '../test/faults/service.ts';
-import { type LatencyFigures, PER_SENDER, runApiTransfers, SENDERS } from './transfers.ts';
+import {
+  type LatencyFigures,
+  PER_SENDER,
+  runApiTransfers,
+  runDirectTransfersOn,
+  SENDERS,
+} from './transfers.ts';
 
 export interface ScaleoutResult {
   transfers: number;
   oneWorker: LatencyFigures & { confirmed: number; failed: number };
   threeWorkers: LatencyFigures & { confirmed: number; failed: number };
+  /** The same 200 transfers straight to the same devnet with viem, after the API runs. */
+  direct: LatencyFigures;
+  /** API (one worker) / direct, and API (three workers) / direct: issue 15's ≤ 1.25 on the devnet with PostgreSQL. */
+  ratioOneWorker: number;
+  ratioThreeWorkers: number;
   restart: RestartFigures[];
   /** Restart after 2,000 / restart after 50, the worst of the four (devnet, npm start; serving, first decryption). */
   restartRatio: number;
@@ -241,6 +252,10 @@ export async function runScaleoutBench(): Promise<ScaleoutResult> {
     await startWorker();
     await startWorker();
     const threeWorkers = await runApiTransfers(api);
+    // The service idle (every transfer confirmed), the same transfers from new wallets straight to the devnet.
+    const direct = await runDirectTransfersOn(devnetNetwork(readDevnetEnv(devnet.dataDir)), {
+      verify: false,
+    });
     for (const process of processes.splice(0)) await kill9(process);
 
     const restart = [
@@ -253,11 +268,15 @@ export async function runScaleoutBench(): Promise<ScaleoutResult> {
       transfers: SENDERS * PER_SENDER,
       oneWorker,
       threeWorkers,
+      direct,
+      ratioOneWorker: Number((oneWorker.wallMs / direct.wallMs).toFixed(3)),
+      ratioThreeWorkers: Number((threeWorkers.wallMs / direct.wallMs).toFixed(3)),
       restart,
       restartRatio: worstRestartRatio(restart),
       restartTarget: 1.5,
       notes: [
         `API: sealpay devnet + 1 serve + 1 then 3 worker processes (WORKER_CONCURRENCY 8 each) on PostgreSQL; ${SENDERS} senders × ${PER_SENDER} transfers of 0.5 cSTABLE all in flight, polled every 25 ms`,
+        'direct: the same 200 transfers from 4 new wallets straight to the same devnet with viem (encrypt through its relayer methods, sign with a fixed gas limit, send, receipt), after the API runs',
         'restart: a devnet (or npm start, through its /rpc) with N confidential transfers sent straight to its chain (8 senders, relayer input proofs), SIGTERM, start again (3 times, medians; every sample in results.json); serving = JSON-RPC listening (npm start: GET /readyz 200); first decryption = a user decryption through the relayer methods answered (the mock coprocessor has caught up); ratio = the worst of the four 2,000 / 50',
       ],
     };

@@ -13,6 +13,7 @@ import {
   signTransaction,
   waitForReceipt,
 } from '../src/adapters/chain/tx.ts';
+import type { Network } from '../src/adapters/chain/types.ts';
 import {
   encodeApprove,
   encodeConfidentialTransfer,
@@ -181,6 +182,18 @@ function serialDecrypt<T>(work: () => Promise<T>): Promise<T> {
 export async function runDirectTransfers(options: { verify: boolean }) {
   const network = await createEmbeddedNetwork({ dataDir: freshDataDir('sealpay-bench-direct-') });
   try {
+    return await runDirectTransfersOn(network, options);
+  } finally {
+    await network.close();
+  }
+}
+
+/**
+ * The same 200 transfers straight to `network` with viem: new sender wallets funded by its operator, then every
+ * transfer encrypted, signed and sent, its receipt awaited (and, with `verify`, its handle decrypted).
+ */
+export async function runDirectTransfersOn(network: Network, options: { verify: boolean }) {
+  {
     const operator = network.operator.privateKey;
     const token = network.contracts.confidentialToken;
     const senders = Array.from({ length: SENDERS }, () => generatePrivateKey());
@@ -264,8 +277,6 @@ export async function runDirectTransfers(options: { verify: boolean }) {
     const wallMs = performance.now() - t0;
     if (failures > 0) throw new Error(`${failures} direct transfers failed`);
     return figures(wallMs, latencies);
-  } finally {
-    await network.close();
   }
 }
 
