@@ -26,7 +26,13 @@ beforeAll(async () => {
     // A little-used wallet beside the two busy ones: the list by wallet matters when the wallet is a small part of
     // its account (with half of it, reading the account's rows and skipping the other wallet's costs the same).
     const quiet = await seedWallet(db, user.userId, 'c');
-    await seedTransactions(db, { userId: user.userId, walletIds: [quiet], count: 200, newest, tag: `${user.userId}c` });
+    await seedTransactions(db, {
+      userId: user.userId,
+      walletIds: [quiet],
+      count: 200,
+      newest,
+      tag: `${user.userId}c`,
+    });
     userId = user.userId;
     walletId = quiet;
   }
