@@ -1084,6 +1084,10 @@ export interface components {
             totpEnabled: boolean;
             /** @description Unused TOTP recovery codes (0 while two-factor is off) */
             recoveryCodesRemaining: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
             lastLoginAt: string | null;
             /**
              * Format: date-time
@@ -1097,8 +1101,20 @@ export interface components {
             name: string;
             /** @description svc_sk_ plus the first characters of the key */
             keyPrefix: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
             lastUsedAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
             expiresAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
             revokedAt: string | null;
             /**
              * Format: date-time
@@ -1116,6 +1132,10 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
             lastUsedAt: string | null;
         };
         /** MailboxMessage */
@@ -1195,6 +1215,7 @@ export interface components {
             direction: "in" | "out";
             status: "QUEUED" | "PENDING" | "SETTLING" | "CONFIRMED" | "SETTLED" | "FAILED";
             chainId: number;
+            /** @description Decimal, human units; null for a confidential amount received by an external wallet (the service holds no key to decrypt it) */
             amount: string | null;
             token: string;
             txHash: string | null;
@@ -1202,8 +1223,11 @@ export interface components {
             explorerUrl: string | null;
             fromAddress: string | null;
             toAddress: string | null;
+            /** @description The other side: the recipient sent to, or the sender */
             counterparty: string | null;
+            /** @description The block of the transaction, once mined */
             blockNumber: number | null;
+            /** @description For money received: the index of its log in the block */
             logIndex: number | null;
             walletId: string;
             error: string | null;
@@ -1293,6 +1317,10 @@ export interface components {
                 explorerUrl: string | null;
                 status: string;
                 verified: boolean;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 */
                 claimedAt: string | null;
                 walletAddress: string;
             } | null;
@@ -1311,6 +1339,7 @@ export interface components {
                 deliveryMethod: "standard" | "tracked";
                 status: string;
                 trackingNumber: string | null;
+                /** Format: date */
                 expectedDeliveryDate: string | null;
                 /**
                  * Format: date-time
@@ -1337,11 +1366,20 @@ export interface components {
             id: string;
             url: string;
             description: string | null;
+            /** @description The events sent here; null for every event */
             events: ("transaction.created" | "transaction.updated" | "letter.created" | "letter.mailed" | "letter.claimed" | "letter.voided" | "letter.expired" | "wallet.created")[] | null;
             enabled: boolean;
             /** @description `failing` once a delivery gave up after 3 days of retries, until the next success */
             status: "active" | "failing" | "disabled";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
             failingSince: string | null;
+            /**
+             * Format: date-time
+             * @description After a rotation: until when the old secret signs beside the new one
+             */
             previousSecretExpiresAt: string | null;
             /**
              * Format: date-time
@@ -1363,8 +1401,10 @@ export interface components {
             eventType: string;
             status: "PENDING" | "SUCCEEDED" | "FAILED";
             attempts: {
+                /** @description The endpoint's HTTP status; null when none came back */
                 statusCode: number | null;
                 durationMs: number;
+                /** @description Why the attempt failed (timeout, refused address, status) */
                 error: string | null;
                 /**
                  * Format: date-time
@@ -1372,7 +1412,15 @@ export interface components {
                  */
                 attemptedAt: string;
             }[];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
             nextAttemptAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
             deliveredAt: string | null;
             /**
              * Format: date-time
@@ -1811,6 +1859,10 @@ export interface operations {
                             principal: {
                                 kind: "session" | "api_key";
                                 id: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
                                 expiresAt: string | null;
                             };
                         };

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../deps.ts';
+import { Nullable } from '../../http/envelope.ts';
 import type { App } from '../../http/types.ts';
 
 export const API_VERSION = 'v1';
@@ -22,7 +23,7 @@ export function registerSandboxRoutes(app: App, deps: Deps): void {
             version: Type.String(),
             environment: Type.String(),
             network: Type.String(),
-            chainId: Type.Union([Type.Integer(), Type.Null()]),
+            chainId: Nullable(Type.Integer()),
             timestamp: Type.String({ format: 'date-time' }),
           }),
         },
