@@ -128,11 +128,11 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
   installJsonParser(app);
   installInputChecks(app);
   installErrorHandling(app);
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     setSecurityHeaders(request, reply);
     // The id of this request in the service's log lines: a client reports it (`SealpayError.requestId`).
     reply.header('x-request-id', request.id);
-    return payload;
+    done(null, payload);
   });
   await app.register(fastifyCookie, { secret: deps.keyring.derive('cookie-signing').toString('hex') });
   await app.register(fastifySwagger, {

@@ -43,7 +43,7 @@ export function installMetrics(
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     duration.observe(
       {
         method: request.method,
@@ -52,6 +52,7 @@ export function installMetrics(
       },
       reply.elapsedTime / 1000,
     );
+    done();
   });
   app.get(
     '/metrics',
