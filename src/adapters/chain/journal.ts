@@ -7,10 +7,10 @@
  * is truncated back to the last complete line before anything new is appended. A malformed line anywhere else
  * means the file was damaged and is refused.
  */
-import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readSync, statSync, truncateSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import path from 'node:path';
+import { sha256Hex } from '../../lib/secrets.ts';
 
 export type JournalEntry =
   /** A state-changing call that mines nothing (hardhat_setCode, hardhat_setStorageAt, hardhat_setBalance…). */
@@ -48,10 +48,6 @@ export interface JournalReadResult {
 
 const NEWLINE = 0x0a;
 
-function sha256(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
-
 function readRange(file: string, start: number, length: number): Buffer {
   const buffer = Buffer.alloc(length);
   if (length === 0) return buffer;
@@ -85,7 +81,7 @@ export function journalHolds(file: string, position: JournalPosition): boolean {
   if (!last || last.bytes <= 0 || last.bytes > position.bytes) return false;
   if (fileSize(file) < position.bytes) return false;
   const line = readRange(file, position.bytes - last.bytes, last.bytes);
-  return line.length === last.bytes && line[line.length - 1] === NEWLINE && sha256(line) === last.sha256;
+  return line.length === last.bytes && line[line.length - 1] === NEWLINE && sha256Hex(line) === last.sha256;
 }
 
 /**
@@ -130,7 +126,7 @@ export function readJournal(file: string, from: JournalPosition = JOURNAL_START)
     end: {
       entries: from.entries + entries.length,
       bytes: goodBytes,
-      lastEntry: lastLine ? { bytes: lastLine.length, sha256: sha256(lastLine) } : from.lastEntry,
+      lastEntry: lastLine ? { bytes: lastLine.length, sha256: sha256Hex(lastLine) } : from.lastEntry,
     },
   };
 }
@@ -170,7 +166,7 @@ export class Journal {
     this.#position = {
       entries: this.#position.entries + 1,
       bytes: this.#position.bytes + line.length,
-      lastEntry: { bytes: line.length, sha256: sha256(line) },
+      lastEntry: { bytes: line.length, sha256: sha256Hex(line) },
     };
   }
 

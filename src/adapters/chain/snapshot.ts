@@ -9,10 +9,10 @@
  *   temporary file, which is ignored and removed; a file that does not match its header is ignored.
  * - The two newest are kept: if the newest cannot be used, the one before it can, and else the whole journal.
  */
-import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
 import path from 'node:path';
+import { sha256Hex } from '../../lib/secrets.ts';
 import { type CoprocessorState, isCoprocessorState } from '../confidential/fhevm-db.ts';
 import { compactDump } from './anvil-dump.ts';
 import type { JournalPosition } from './journal.ts';
@@ -37,10 +37,6 @@ const MAGIC = 'sealpay-chain-snapshot';
 const FORMAT_VERSION = 1;
 const KEEP = 2;
 const NAME = /^(\d{12})\.snapshot$/;
-
-function sha256(data: Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
-}
 
 export function snapshotFileName(entries: number): string {
   return `${String(entries).padStart(12, '0')}.snapshot`;
@@ -104,7 +100,7 @@ export function readSnapshot(file: string): ChainSnapshot {
   if (body.length !== Number(length)) {
     throw new Error(`torn: ${body.length} of ${length} bytes`);
   }
-  if (sha256(body) !== hash) throw new Error('its content does not match its checksum');
+  if (sha256Hex(body) !== hash) throw new Error('its content does not match its checksum');
   const snapshot = JSON.parse(body.toString('utf8')) as ChainSnapshot;
   const match = NAME.exec(path.basename(file));
   if (
@@ -137,7 +133,7 @@ async function fsyncDirectory(dir: string): Promise<void> {
 export async function writeSnapshot(dir: string, snapshot: ChainSnapshot): Promise<string> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const body = Buffer.from(JSON.stringify(snapshot), 'utf8');
-  const header = Buffer.from(`${MAGIC} ${FORMAT_VERSION} ${sha256(body)} ${body.length}\n`, 'utf8');
+  const header = Buffer.from(`${MAGIC} ${FORMAT_VERSION} ${sha256Hex(body)} ${body.length}\n`, 'utf8');
   const file = path.join(dir, snapshotFileName(snapshot.journal.entries));
   const temporary = `${file}.${process.pid}.tmp`;
   const handle = await open(temporary, 'w', 0o600);

@@ -1,7 +1,7 @@
-import { createHash, createPrivateKey, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
 import canonicalizeModule from 'canonicalize';
 import { AppError } from '../../lib/errors.ts';
-import type { Keyring } from '../../lib/secrets.ts';
+import { type Keyring, sha256Hex } from '../../lib/secrets.ts';
 
 /**
  * `.nota` files: a UTF-8 JSON document, base64url-encoded,
@@ -115,7 +115,7 @@ export function notaSigningKey(keyring: Keyring): NotaSigningKey {
   seed.fill(0);
   const publicKey = createPublicKey(privateKey);
   const x = publicKey.export({ format: 'jwk' }).x as string;
-  const keyId = createHash('sha256').update(Buffer.from(x, 'base64url')).digest('hex').slice(0, 16);
+  const keyId = sha256Hex(Buffer.from(x, 'base64url')).slice(0, 16);
   const key: NotaSigningKey = {
     keyId,
     privateKey,
