@@ -20,11 +20,64 @@ export interface LoadFigures {
 export interface AuthResult {
   connections: number;
   durationSeconds: number;
+  rounds: number;
   helloWorld: LoadFigures;
   apiKeySession: LoadFigures;
+  roundRatios: number[];
   ratio: number;
   target: number;
   notes: string[];
+}
+
+/** A URL to load, with its request headers. */
+export interface LoadTarget {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** `subject` against `reference`: the figures of each one's median round, and the median of the rounds' ratios. */
+export interface Comparison {
+  reference: LoadFigures;
+  subject: LoadFigures;
+  roundRatios: number[];
+  ratio: number;
+}
+
+const median = (values: readonly number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
+/**
+ * Throughput of `subject` against `reference`, in alternating rounds (reference, subject, reference, …), both servers
+ * up throughout (the one not loaded is idle). This machine's speed drifts by a factor of up to two within a minute,
+ * so one long run of each compared two different machines; rounds side by side compare the same one.
+ */
+export async function compareThroughput(
+  reference: LoadTarget,
+  subject: LoadTarget,
+  options: { connections: number; rounds: number; roundSeconds: number; warmup: number },
+): Promise<Comparison> {
+  const { connections, rounds, roundSeconds, warmup } = options;
+  await load(reference.url, reference.headers, connections, warmup);
+  await load(subject.url, subject.headers, connections, warmup);
+  const references: LoadFigures[] = [];
+  const subjects: LoadFigures[] = [];
+  for (let round = 0; round < rounds; round += 1) {
+    references.push(await load(reference.url, reference.headers, connections, roundSeconds));
+    subjects.push(await load(subject.url, subject.headers, connections, roundSeconds));
+  }
+  const roundRatios = subjects.map((figures, round) =>
+    Number((figures.requestsPerSecond / (references[round] as LoadFigures).requestsPerSecond).toFixed(3)),
+  );
+  const atMedian = (all: LoadFigures[]) => {
+    const middle = median(all.map((figures) => figures.requestsPerSecond));
+    return all.find((figures) => figures.requestsPerSecond === middle) as LoadFigures;
+  };
+  return {
+    reference: atMedian(references),
+    subject: atMedian(subjects),
+    roundRatios,
+    ratio: median(roundRatios),
+  };
 }
 
 export async function startServer(script: string, env: Record<string, string> = {}) {
@@ -67,49 +120,48 @@ export async function load(
 }
 
 export async function runAuthBench(
-  options: { connections?: number; duration?: number; warmup?: number } = {},
+  options: { connections?: number; rounds?: number; roundSeconds?: number; warmup?: number } = {},
 ): Promise<AuthResult> {
   const connections = options.connections ?? 10;
-  const duration = options.duration ?? 10;
+  const rounds = options.rounds ?? 5;
+  const roundSeconds = options.roundSeconds ?? 3;
   const warmup = options.warmup ?? 2;
 
   const hello = await startServer('./servers/hello.ts');
-  let helloWorld: LoadFigures;
-  try {
-    const url = `http://127.0.0.1:${hello.info.port}/hello`;
-    await load(url, {}, connections, warmup);
-    helloWorld = await load(url, {}, connections, duration);
-  } finally {
-    await hello.stop();
-  }
-
   const api = await startServer('./servers/api.ts', {
     RATE_LIMIT_READS_PER_MINUTE: '100000000',
     LOG_LEVEL: 'warn',
   });
-  let apiKeySession: LoadFigures;
+  let comparison: Comparison;
   try {
-    const url = `http://127.0.0.1:${api.info.port}/api/v1/auth/session`;
-    const headers = { authorization: api.info.authorization as string };
-    await load(url, headers, connections, warmup);
-    apiKeySession = await load(url, headers, connections, duration);
+    comparison = await compareThroughput(
+      { url: `http://127.0.0.1:${hello.info.port}/hello`, headers: {} },
+      {
+        url: `http://127.0.0.1:${api.info.port}/api/v1/auth/session`,
+        headers: { authorization: api.info.authorization as string },
+      },
+      { connections, rounds, roundSeconds, warmup },
+    );
   } finally {
+    await hello.stop();
     await api.stop();
   }
 
   return {
     connections,
-    durationSeconds: duration,
-    helloWorld,
-    apiKeySession,
-    ratio: Number((apiKeySession.requestsPerSecond / helloWorld.requestsPerSecond).toFixed(3)),
+    durationSeconds: roundSeconds,
+    rounds,
+    helloWorld: comparison.reference,
+    apiKeySession: comparison.subject,
+    roundRatios: comparison.roundRatios,
+    ratio: comparison.ratio,
     target: 0.5,
     notes: [
       'requests per second count 2xx answers only',
       `RATE_LIMIT_READS_PER_MINUTE=100000000: the read limiter runs on every request but never answers 429`,
       'LOG_LEVEL=warn for the service (no per-request log lines); the hello-world app has no logger',
       'the service runs buildApp over createDeps(config, {network: false}) on embedded PGlite, in a child process',
-      `${warmup} s warm-up per server before the measured ${duration} s`,
+      `${warmup} s warm-up per server, then ${rounds} rounds of ${roundSeconds} s each, hello world and the service in turn; ratio = median of the rounds' ratios (${comparison.roundRatios.join(', ')}), figures = each one's median round`,
     ],
   };
 }

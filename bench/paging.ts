@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { type LoadFigures, load, startServer } from './auth.ts';
+import { type Comparison, compareThroughput, type LoadFigures, startServer } from './auth.ts';
 import { percentile } from './transfers.ts';
 
 export interface LatencySample {
@@ -35,8 +35,10 @@ export interface PagingResult {
   throughput: {
     connections: number;
     durationSeconds: number;
+    rounds: number;
     helloWorld: LoadFigures;
     transactionsPage1: LoadFigures;
+    roundRatios: number[];
     ratio: number;
     target: number;
   };
@@ -143,47 +145,52 @@ async function withPostgresDatabase<T>(work: (url: string) => Promise<T>): Promi
 }
 
 export async function runPagingBench(
-  options: { largeRows?: number; connections?: number; duration?: number } = {},
+  options: { largeRows?: number; connections?: number; rounds?: number; roundSeconds?: number } = {},
 ): Promise<PagingResult> {
   const largeRows = options.largeRows ?? 1_000_000;
   const connections = options.connections ?? 10;
-  const duration = options.duration ?? 10;
+  const rounds = options.rounds ?? 5;
+  const roundSeconds = options.roundSeconds ?? 3;
   const hello = await startServer('./servers/hello.ts');
-  let helloWorld: LoadFigures;
+  let comparison: Comparison | undefined;
+  const runs: PagingOnDatabase[] = [];
   try {
-    const url = `http://127.0.0.1:${hello.info.port}/hello`;
-    await load(url, {}, connections, 2);
-    helloWorld = await load(url, {}, connections, duration);
+    runs.push(
+      await measureOn({}, largeRows, async (info) => {
+        comparison = await compareThroughput(
+          { url: `http://127.0.0.1:${hello.info.port}/hello`, headers: {} },
+          {
+            url: `http://127.0.0.1:${info.port}/api/v1/transactions?page=1&pageSize=${PAGE_SIZE}`,
+            headers: { authorization: info.large },
+          },
+          { connections, rounds, roundSeconds, warmup: 2 },
+        );
+      }),
+    );
   } finally {
     await hello.stop();
   }
-  let transactionsPage1: LoadFigures | undefined;
-  const runs = [
-    await measureOn({}, largeRows, async (info) => {
-      const url = `http://127.0.0.1:${info.port}/api/v1/transactions?page=1&pageSize=${PAGE_SIZE}`;
-      await load(url, { authorization: info.large }, connections, 2);
-      transactionsPage1 = await load(url, { authorization: info.large }, connections, duration);
-    }),
-  ];
   runs.push(await withPostgresDatabase((url) => measureOn({ DATABASE_URL: url }, largeRows)));
-  if (!transactionsPage1) throw new Error('the throughput run did not happen');
+  if (!comparison) throw new Error('the throughput run did not happen');
 
   return {
     runs,
     target: 1.5,
     throughput: {
       connections,
-      durationSeconds: duration,
-      helloWorld,
-      transactionsPage1,
-      ratio: Number((transactionsPage1.requestsPerSecond / helloWorld.requestsPerSecond).toFixed(3)),
+      durationSeconds: roundSeconds,
+      rounds,
+      helloWorld: comparison.reference,
+      transactionsPage1: comparison.subject,
+      roundRatios: comparison.roundRatios,
+      ratio: comparison.ratio,
       target: 0.35,
     },
     notes: [
       `latencies: sequential GETs from this process (pageSize ${PAGE_SIZE}, API key), page 1 of each account and the last page by cursor in turn (same load for all three), 30 warm-up rounds then 200 measured; the OFFSET last page 2 then 10`,
       'seeded rows: every type and status in turn over two wallets, three rows per millisecond, one INSERT … generate_series each (list_totals kept by the statement trigger), then ANALYZE',
       'the cursor of the last page is that of the row just before it, in the list order (what the previous page would have returned as nextCursor)',
-      `throughput: autocannon, ${connections} connections, ${duration} s after 2 s warm-up, the 10⁶ account's page 1 on PGlite; 2xx only`,
+      `throughput: autocannon, ${connections} connections, the 10⁶ account's page 1 on PGlite against hello world, 2 s warm-up each, then ${rounds} rounds of ${roundSeconds} s each in turn; ratio = median of the rounds' ratios (${comparison.roundRatios.join(', ')}); 2xx only`,
       'PostgreSQL: a fresh database on DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres), dropped afterwards',
     ],
   };

@@ -103,7 +103,7 @@ if (results.auth) {
   const a = results.auth;
   out.push(
     table(
-      `a. API-key auth throughput (autocannon, ${a.connections} connections, ${a.durationSeconds} s each)`,
+      `a. API-key auth throughput (autocannon, ${a.connections} connections, ${a.rounds} rounds of ${a.durationSeconds} s each, in turn)`,
       ['route', 'req/s (2xx)', 'p50 ms', 'p99 ms', 'non-2xx', 'errors'],
       [
         [
@@ -265,7 +265,7 @@ if (results.paging) {
       `${r.database}: ratio last page by cursor / page 1 ${r.ratioLastToFirst} (target ≤ ${p.target}): ${verdict(r.ratioLastToFirst <= p.target)}`,
     ]),
     table(
-      `GET /transactions?page=1 throughput (autocannon, ${p.throughput.connections} connections, ${p.throughput.durationSeconds} s)`,
+      `GET /transactions?page=1 throughput (autocannon, ${p.throughput.connections} connections, ${p.throughput.rounds} rounds of ${p.throughput.durationSeconds} s each, in turn)`,
       ['route', 'req/s (2xx)', 'p50 ms', 'p99 ms', 'non-2xx', 'errors'],
       [
         ['bare Fastify GET /hello', ...loadCells(p.throughput.helloWorld)],
