@@ -7,7 +7,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type Hex, isAddressEqual, keccak256, parseTransaction } from 'viem';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -58,7 +58,7 @@ async function startRelay(upstream: string, batcher: Hex) {
     const to = parseTransaction(call.params?.[0] as Hex).to;
     return to !== undefined && to !== null && isAddressEqual(to, batcher);
   };
-  relay = createServer(async (incoming, outgoing) => {
+  const forward = async (incoming: IncomingMessage, outgoing: ServerResponse) => {
     const body = await read(incoming);
     const parsed = JSON.parse(body) as JsonRpcRequest | JsonRpcRequest[];
     const calls = Array.isArray(parsed) ? parsed : [parsed];
@@ -75,6 +75,11 @@ async function startRelay(upstream: string, batcher: Hex) {
     });
     outgoing.writeHead(answer.status, { 'content-type': 'application/json' });
     outgoing.end(await answer.text());
+  };
+  // The devnet and the service are killed (-9) at teardown while calls may be on their way through: a call that
+  // fails then drops its connection, as the chain going away would, instead of rejecting with no one to catch it.
+  relay = createServer((incoming, outgoing) => {
+    forward(incoming, outgoing).catch(() => outgoing.destroy());
   });
   await new Promise<void>((resolve) => relay?.listen(0, '127.0.0.1', () => resolve()));
   const address = relay.address();
