@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { percentile } from './transfers.ts';
 
 export interface LoadFigures {
   requestsPerSecond: number;
@@ -43,9 +44,6 @@ export interface Comparison {
   ratio: number;
 }
 
-const median = (values: readonly number[]) =>
-  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-
 /**
  * Throughput of `subject` against `reference`, in alternating rounds (reference, subject, reference, …), both servers
  * up throughout (the one not loaded is idle). This machine's speed drifts by a factor of up to two within a minute,
@@ -69,14 +67,17 @@ export async function compareThroughput(
     Number((figures.requestsPerSecond / (references[round] as LoadFigures).requestsPerSecond).toFixed(3)),
   );
   const atMedian = (all: LoadFigures[]) => {
-    const middle = median(all.map((figures) => figures.requestsPerSecond));
+    const middle = percentile(
+      all.map((figures) => figures.requestsPerSecond),
+      50,
+    );
     return all.find((figures) => figures.requestsPerSecond === middle) as LoadFigures;
   };
   return {
     reference: atMedian(references),
     subject: atMedian(subjects),
     roundRatios,
-    ratio: median(roundRatios),
+    ratio: percentile(roundRatios, 50),
   };
 }
 

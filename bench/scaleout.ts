@@ -42,6 +42,7 @@ import {
 import {
   type LatencyFigures,
   PER_SENDER,
+  percentile,
   runApiTransfers,
   runDirectTransfersOn,
   SENDERS,
@@ -136,8 +137,7 @@ async function sendConfidentialTransfers(network: Network, count: number): Promi
 const RESTARTS = 3;
 
 function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return Math.round(sorted[Math.floor(sorted.length / 2)] as number);
+  return Math.round(percentile(values, 50));
 }
 
 /** The medians of `RESTARTS` runs of `restart` (each a stop with SIGTERM, then a start measured). */
