@@ -167,9 +167,12 @@ describe('sealpay devnet', () => {
       { ciphertextHandles: [handle], extraData: '0x00' },
     ]);
     expect(publicAttempt.error?.message).toMatch(/not allowed for public decryption/i);
-    for (const method of ['fhevm_getClearText', 'fhevm_createDecryptionSignatures', 'eth_sendTransaction']) {
+    for (const method of ['fhevm_getClearText', 'fhevm_createDecryptionSignatures']) {
       expect((await rpc(url, method, [[handle]])).error?.code).toBe(-32601);
     }
+    // The node signs for the test mnemonic's accounts only (dev-accounts.ts), never for a key it does not hold.
+    const unsigned = await rpc(url, 'eth_sendTransaction', [{ from: user, to: recipient, value: '0x1' }]);
+    expect(unsigned.error).toBeDefined();
   });
 
   it('serves a NETWORK=devnet service that moves money, and keeps its state through kill -9', async () => {
