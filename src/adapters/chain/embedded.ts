@@ -5,7 +5,8 @@
  *
  * Data directory layout (`{dataDir}/chain/`):
  * - `operator.key`  the operator's private key (hex, mode 0600), generated on first start;
- * - `state.json`    genesis time, EVM engine, mock KMS/coprocessor signer keys, deployed addresses (mode 0600);
+ * - `state.json`    genesis time, EVM engine, mock KMS/coprocessor signer keys, deployed addresses, whether the
+ *                   devnet's development accounts are funded (mode 0600);
  * - `journal.jsonl` every state-changing request the chain executed (see journal.ts), the source of truth;
  * - `snapshots/`    the chain and the coprocessor's handle database every few hundred journal entries and at a
  *                   graceful stop (see snapshot.ts): a start loads the newest valid one and replays only the journal
