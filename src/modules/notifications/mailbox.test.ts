@@ -70,13 +70,14 @@ describe('GET /sandbox/mailbox without a session', () => {
   });
 
   it('is 404 from the loopback when a proxy relayed the request (X-Forwarded-For, Forwarded, X-Real-IP, Via)', async () => {
-    for (const headers of [
+    const relayed: Array<Record<string, string>> = [
       { 'x-forwarded-for': '127.0.0.1' },
       { 'x-forwarded-for': STRANGER },
       { forwarded: 'for=203.0.113.7' },
       { 'x-real-ip': STRANGER },
       { via: '1.1 proxy' },
-    ]) {
+    ];
+    for (const headers of relayed) {
       expect(errorOf(await read({ headers })), JSON.stringify(headers)).toMatchObject({
         status: 404,
         code: 'not_found',
