@@ -8,6 +8,7 @@ import { sendControlRequest, startControlServer } from './control.ts';
 import type { Deps } from './deps.ts';
 import { configuredSecrets, createRedactor, loggerOptions } from './http/logger.ts';
 import { LockHeldError } from './lib/pid-lock.ts';
+import { makeDataDirPrivate, PRIVATE_UMASK, tightenedMessage } from './lib/private-dir.ts';
 import { runAccountsCommand } from './modules/accounts/accounts.cli.ts';
 import { startFollower } from './modules/incoming/follower.service.ts';
 import { startLetterSweeper } from './modules/letters/sweep.service.ts';
@@ -22,8 +23,9 @@ Commands:
   start                      API, worker and (on NETWORK=local) the embedded chain, in one process
   serve                      API only (scale out: any number, against one PostgreSQL)
   worker                     worker only (any number, against one PostgreSQL)
-  devnet                     a local chain with the fhEVM mock and relayer on JSON-RPC (DEVNET_PORT, 8545);
-                             writes DATA_DIR/devnet.env for NETWORK=devnet service processes
+  devnet [--block-time N]    a local chain with the fhEVM mock and relayer on JSON-RPC (DEVNET_PORT, 8545);
+                             writes DATA_DIR/devnet.env for NETWORK=devnet service processes; --block-time:
+                             a block every N seconds instead of one per transaction (as anvil --block-time)
   migrate                    apply database migrations and exit
   repair nonces              find nonce gaps (a broadcast the chain refused) and fill each with a zero-value
                              self-transfer; prints what it did
@@ -61,10 +63,13 @@ function processLogger(config: Config): FastifyBaseLogger {
 
 async function run(role: Role): Promise<void> {
   const config = loadConfig();
+  const tightened = makeDataDirPrivate(config.dataDir);
   const deps = await createDeps(config, { network: true });
   // A worker process builds no HTTP app: the operations it runs come with its dependencies.
   const app = role.api ? await buildApp(deps) : null;
   const log = app?.log ?? processLogger(config);
+  if (tightened > 0)
+    log.warn({ dataDir: config.dataDir, tightened }, tightenedMessage(config.dataDir, tightened));
   const stoppers: Array<() => Promise<void>> = [];
   // The embedded database is this process's alone: operator commands reach it through the control socket.
   if (deps.database.kind === 'pglite') stoppers.push(await startControlServer(deps));
@@ -100,11 +105,34 @@ async function run(role: Role): Promise<void> {
   }
 }
 
-async function runDevnet(): Promise<void> {
+/** `--block-time N`: whole seconds, at least 1 (anvil's too). */
+function parseBlockTime(args: string[]): number | undefined {
+  const { values } = parseArgs({ args, options: { 'block-time': { type: 'string' } } });
+  const text = values['block-time'];
+  if (text === undefined) return undefined;
+  if (!/^[1-9]\d{0,5}$/.test(text)) {
+    throw new OperatorError(`--block-time takes whole seconds from 1 to 999999, not ${JSON.stringify(text)}`);
+  }
+  return Number(text);
+}
+
+async function runDevnet(args: string[]): Promise<void> {
   const settings = loadDevnetSettings();
+  let blockTime: number | undefined;
+  try {
+    blockTime = parseBlockTime(args);
+  } catch (error) {
+    throw new OperatorError((error as Error).message);
+  }
+  const tightened = makeDataDirPrivate(settings.dataDir);
   const { startDevnet } = await import('./adapters/chain/devnet.ts');
   const say = (message: string) => console.log(`devnet: ${message}`);
-  const devnet = await startDevnet({ ...settings, logger: { info: say, warn: say, error: say } });
+  if (tightened > 0) say(tightenedMessage(settings.dataDir, tightened));
+  const devnet = await startDevnet({
+    ...settings,
+    ...(blockTime ? { blockTime } : {}),
+    logger: { info: say, warn: say, error: say },
+  });
   closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
     if (err) console.error('devnet: stopping after an error', err);
     else say(`stopping (${signal ?? 'exit'})`);
@@ -116,7 +144,7 @@ async function runDevnet(): Promise<void> {
   );
   console.log(
     [
-      `sealpay devnet: JSON-RPC and the fhEVM relayer methods on ${devnet.rpcUrl} (chain ${devnet.network.chainId})`,
+      `sealpay devnet: JSON-RPC and the fhEVM relayer methods on ${devnet.rpcUrl} (chain ${devnet.network.chainId}, ${blockTime ? `a block every ${blockTime} s` : 'automine'})`,
       `settings for NETWORK=devnet processes, in ${devnet.envFile}:`,
       ...shown.map((line) => `  ${line}`),
       `load them with: set -a; . ${devnet.envFile}; set +a`,
@@ -125,6 +153,8 @@ async function runDevnet(): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<void> {
+  // Whatever the command, what it creates is its user's alone (the data directory's own tightening is per command).
+  process.umask(PRIVATE_UMASK);
   const [command, ...rest] = argv;
   switch (command) {
     case 'start':
@@ -134,13 +164,15 @@ async function main(argv: string[]): Promise<void> {
     case 'worker':
       return run({ api: false, worker: true });
     case 'devnet':
-      return runDevnet();
+      return runDevnet(rest);
     case 'migrate': {
       const config = loadConfig();
       if (!config.databaseUrl && (await sendControlRequest(config.dataDir, { command: 'ping' }))) {
         console.log('the service running in DATA_DIR applied the migrations when it started');
         return;
       }
+      const tightened = makeDataDirPrivate(config.dataDir);
+      if (tightened > 0) console.log(tightenedMessage(config.dataDir, tightened));
       const deps: Deps = await createDeps(config);
       await closeDeps(deps);
       console.log('migrations applied');

@@ -22,6 +22,8 @@ export interface DevnetOptions {
   dataDir: string;
   host: string;
   port: number;
+  /** Seconds between blocks (`--block-time`): interval mining instead of automine, as `anvil --block-time`. */
+  blockTime?: number;
   logger?: Logger;
 }
 
@@ -119,6 +121,7 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
   const network = await createEmbeddedNetwork({
     dataDir: options.dataDir,
     fundDevAccounts: true,
+    ...(options.blockTime ? { blockTime: options.blockTime } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
   });
   let server: Server;
