@@ -5,7 +5,8 @@
  * its package.json and installed by the project's `npm ci`), runs its tests with `npx hardhat test --network
  * localhost` against `sealpay devnet` started as the README says. Nothing in the dApp knows it is not `hardhat node`:
  * the plugin's setup checks the host contracts (owners, signers, verifiers' domains) before the first test, the
- * tests sign with the node's accounts, and every FHE step goes through the devnet's relayer methods.
+ * tests sign with the node's accounts, every FHE step goes through the devnet's relayer methods (encrypted inputs,
+ * user and public decryption), and an `evm_snapshot`/`evm_revert` takes the counter back.
  *
  * Then the devnet is killed with SIGKILL, started again, and the same tests pass again on the chain it kept.
  *
@@ -71,9 +72,9 @@ function hardhat(
   });
 }
 
-/** What every run of the dApp's tests must show: the four tests, all passing, the plugin's setup included. */
+/** What every run of the dApp's tests must show: the five tests, all passing, the plugin's setup included. */
 function expectAllPassed(run: { code: number | null; output: string }): void {
-  expect(run.output, run.output).toMatch(/4 passing/);
+  expect(run.output, run.output).toMatch(/5 passing/);
   expect(run.output).not.toMatch(/failing/);
   expect(run.code, run.output).toBe(0);
   expect(run.output).toContain('verifies the KMS proof on chain');

@@ -89,4 +89,21 @@ describe('EncryptedCounter and CountReveal on sealpay devnet', () => {
     assert.equal(await reveal.getFunction('isRevealed')(), true);
     assert.equal(await reveal.getFunction('revealed')(), 12n);
   });
+
+  it('takes the chain back with evm_snapshot and evm_revert, and decrypts as the chain now is', async () => {
+    const snapshot = (await ethers.provider.send('evm_snapshot', [])) as string;
+    const input = await fhevm.createEncryptedInput(counterAddress, bob.address).add32(30).encrypt();
+    await (
+      await (counter.connect(bob) as Contract).getFunction('add')(input.handles[0], input.inputProof)
+    ).wait();
+    const added = (await counter.getFunction('count')()) as string;
+    assert.equal(await fhevm.userDecryptEuint(FhevmType.euint32, added, counterAddress, bob), 42n);
+
+    assert.equal(await ethers.provider.send('evm_revert', [snapshot]), true);
+    const handle = (await counter.getFunction('count')()) as string;
+    assert.notEqual(handle, added);
+    assert.equal(await fhevm.userDecryptEuint(FhevmType.euint32, handle, counterAddress, bob), 12n);
+    // The reverted addition's handle is gone with its block: the ACL no longer lets anyone decrypt it.
+    await assert.rejects(fhevm.userDecryptEuint(FhevmType.euint32, added, counterAddress, bob));
+  });
 });
