@@ -3,6 +3,7 @@ import type { UserRow } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
 import type { Credential } from '../lib/credential-cache.ts';
 import { AppError, missingSetting } from '../lib/errors.ts';
+import type { Scope } from '../lib/key-scope.ts';
 import { consume, type Limit } from '../lib/rate-limit.ts';
 import { constantTimeEqual } from '../lib/secrets.ts';
 import { rateLimitHeaders } from './rate-limit.ts';
@@ -34,6 +35,8 @@ export interface Principal {
   id: string;
   userId: string;
   expiresAt: Date | null;
+  /** What the credential may do in its account (src/lib/key-scope.ts): a session's is the whole account. */
+  scope: Scope;
 }
 
 declare module 'fastify' {
@@ -81,6 +84,7 @@ async function authenticate(
       id: credential.id,
       userId: credential.user.id,
       expiresAt: credential.expiresAt,
+      scope: credential.scope,
     },
     user: credential.user,
   };
@@ -99,6 +103,16 @@ function assertOperatorSecret(deps: Deps, request: FastifyRequest): void {
 export function principalOf(request: FastifyRequest): { principal: Principal; user: UserRow } {
   if (!request.principal || !request.user) throw new AppError('unauthenticated', 'Authentication required.');
   return { principal: request.principal, user: request.user };
+}
+
+/** The budget a request spends: the route's own class, else reads for GET and HEAD and writes for the rest. */
+export function rateClassOf(method: string, rate: RateClass | undefined): RateClass {
+  return rate ?? (method === 'GET' || method === 'HEAD' ? 'read' : 'write');
+}
+
+/** Whether a request of this budget changes something: what a read-only API key may never do. */
+export function isWrite(rate: RateClass): boolean {
+  return rate === 'write' || rate === 'claim';
 }
 
 export function limitFor(deps: Deps, rate: 'read' | 'write' | 'claim'): Limit {
@@ -144,11 +158,15 @@ export function installAuth(app: FastifyInstance, deps: Deps, resolvers: Credent
       request.principal = principal;
       request.user = user;
     }
-    const rate = config.rate ?? (request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write');
+    const rate = rateClassOf(request.method, config.rate);
     if (rate === 'none' || rate === 'own') return;
     const principal = request.principal;
     const subject = principal ? `${principal.kind}:${principal.id}` : `ip:${request.ip}`;
     const keyed = rate === 'claim' ? `${subject}|ip:${request.ip}` : subject;
     await consume(deps.rateLimits, rateLimitHeaders(reply), limitFor(deps, rate), keyed, deps.clock.now());
+    // Refused after the budget is spent, so a read-only key's writes count against it and carry its headers.
+    if (principal?.scope.permissions === 'read_only' && isWrite(rate)) {
+      throw new AppError('insufficient_scope', 'This API key is read-only: it cannot change anything.');
+    }
   });
 }

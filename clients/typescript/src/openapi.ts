@@ -142,12 +142,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List API keys (metadata only) */
+        /**
+         * List API keys (metadata only)
+         * @description A key bound to wallets sees only itself and the keys bound within its wallets. `spentLast24h` is on keys with a spend limit.
+         */
         get: operations["listApiKeys"];
         put?: never;
         /**
          * Create an API key
-         * @description The full key is in `plaintext`, shown exactly once. At most 10 active keys.
+         * @description The full key is in `plaintext`, shown exactly once. At most 10 active keys. Optionally scoped: `permissions: "read_only"` (every write is `403 insufficient_scope`), `walletIds` (the key sees and acts on these wallets alone; another wallet reads as `404 not_found`, creating a wallet is `403 insufficient_scope`; a wallet id that is not the account's is `404 not_found`), `spendLimit` (what the key may send by `/transfer` and `POST /transfer/letter` in any 24 hours; past it `403 spend_limit_exceeded`). Without them the key may do everything an API key may.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -370,7 +373,7 @@ export interface paths {
         put?: never;
         /**
          * Confidential transfer of cSTABLE to an address
-         * @description A transfer the confidential balance cannot cover ends FAILED (`transfer_failed`): it moved nothing.
+         * @description A transfer the confidential balance cannot cover ends FAILED (`transfer_failed`): it moved nothing. Through an API key with a spend limit, a transfer that would take the key past it over the last 24 hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`.
          */
         post: operations["createTransfer"];
         delete?: never;
@@ -505,7 +508,7 @@ export interface paths {
         put?: never;
         /**
          * Create a letter of value: escrow a sealed amount
-         * @description Blocks up to about 20 s until the escrow leg is confirmed and verified, then answers 201 with the letter ESCROWED; `502 escrow_unsettled` with `{letterId, txHash}` when the escrow was sent but is not settled yet.
+         * @description Blocks up to about 20 s until the escrow leg is confirmed and verified, then answers 201 with the letter ESCROWED; `502 escrow_unsettled` with `{letterId, txHash}` when the escrow was sent but is not settled yet. Through an API key with a spend limit, a letter whose amount would take the key past it over the last 24 hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`.
          */
         post: operations["createLetter"];
         delete?: never;
@@ -1101,6 +1104,22 @@ export interface components {
             name: string;
             /** @description svc_sk_ plus the first characters of the key */
             keyPrefix: string;
+            /** @description `full`: everything an API key may do; `read_only`: reads only, every write is `403 insufficient_scope` */
+            permissions: "full" | "read_only";
+            /** @description The wallets the key is bound to; null: every wallet */
+            walletIds: string[] | null;
+            /** @description The rolling 24-hour spend limit; null: none */
+            spendLimit: {
+                /** @description Decimal string in human units, greater than zero: what the key may send in the period */
+                amount: string;
+                /**
+                 * @description A rolling 24 hours
+                 * @enum {string}
+                 */
+                period: "24h";
+            } | null;
+            /** @description Only on a key with a spend limit: what it sent in the last 24 hours (rows that did not fail) */
+            spentLast24h?: string;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
@@ -2036,7 +2055,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2262,6 +2281,20 @@ export interface operations {
                 "application/json": {
                     name: string;
                     expiresInDays?: number;
+                    /** @description `full`: everything an API key may do; `read_only`: reads only, every write is `403 insufficient_scope` */
+                    permissions?: "full" | "read_only";
+                    /** @description The account's wallets the key is bound to: it sees and acts on these alone. Absent: every wallet. */
+                    walletIds?: string[];
+                    /** @description What the key may send (transfers and letters, public and confidential alike) in any 24 hours. Absent: no limit. */
+                    spendLimit?: {
+                        /** @description Decimal string in human units, greater than zero: what the key may send in the period */
+                        amount: string;
+                        /**
+                         * @description A rolling 24 hours
+                         * @enum {string}
+                         */
+                        period: "24h";
+                    };
                 };
             };
         };
@@ -2302,6 +2335,15 @@ export interface operations {
             };
             /** @description Forbidden: `account_disabled`, `session_required` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found: `not_found` */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2633,7 +2675,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2834,7 +2876,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3366,7 +3408,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3493,7 +3535,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3621,7 +3663,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope`, `spend_limit_exceeded` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3748,7 +3790,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4195,7 +4237,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4395,7 +4437,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope`, `spend_limit_exceeded` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4675,7 +4717,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5060,7 +5102,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5202,7 +5244,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7048,7 +7090,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
