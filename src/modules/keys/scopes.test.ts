@@ -3,6 +3,7 @@
  * to wallets, and the rolling 24-hour spend limit (its race included). Run with DATABASE_URL for PostgreSQL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UNLIMITED_ENV } from '../../../test/hardening/fixture.ts';
 import {
   apiKeyOf,
   type Caller,
@@ -33,8 +34,8 @@ let walletC: { id: string; address: string };
 let otherWallet: { id: string; address: string };
 /** A FUND transaction of wallet B, and letters sent by the session from A and from B. */
 let fundOfB: string;
-let letterFromA: { id: string };
-let letterFromB: { id: string };
+let letterFromA: { id: string; claimCode: string };
+let letterFromB: { id: string; claimCode: string };
 /** A letter of the other account, for claims. */
 let othersLetter: { id: string; claimCode: string };
 
@@ -90,15 +91,19 @@ function sendLetter(headers: Headers, walletId: string, amount: string) {
   return post(headers, '/transfer/letter', { walletId, amount, recipient: RECIPIENT });
 }
 
-beforeAll(async () => {
-  ctx = await createTestContext({
-    network: true,
-    env: {
-      RATE_LIMIT_READS_PER_MINUTE: '100000',
-      RATE_LIMIT_WRITES_PER_MINUTE: '100000',
-      RATE_LIMIT_CLAIMS_PER_15_MINUTES: '100000',
-    },
+/** A letter escrowed through the caller's session (mailable: its claim origin is https). */
+async function sealedLetter(caller: Caller, walletId: string, amount: string) {
+  const { letter } = await postData(ctx.app, caller.headers, '/transfer/letter', {
+    walletId,
+    amount,
+    recipient: RECIPIENT,
+    claimOrigin: 'https://claim.example.com',
   });
+  return letter as { id: string; claimCode: string };
+}
+
+beforeAll(async () => {
+  ctx = await createTestContext({ network: true, env: UNLIMITED_ENV });
   owner = await signup(ctx.app);
   other = await signup(ctx.app);
   walletA = (await postData(ctx.app, owner.headers, '/wallets', { type: 'CUSTODIAL' })).wallet;
@@ -109,29 +114,9 @@ beforeAll(async () => {
     await funded(owner, walletA.id, '60');
     fundOfB = await funded(owner, walletB.id, '20');
     await funded(other, otherWallet.id, '10');
-    letterFromA = (
-      await postData(ctx.app, owner.headers, '/transfer/letter', {
-        walletId: walletA.id,
-        amount: '1',
-        recipient: RECIPIENT,
-        claimOrigin: 'https://claim.example.com',
-      })
-    ).letter;
-    letterFromB = (
-      await postData(ctx.app, owner.headers, '/transfer/letter', {
-        walletId: walletB.id,
-        amount: '1',
-        recipient: RECIPIENT,
-        claimOrigin: 'https://claim.example.com',
-      })
-    ).letter;
-    othersLetter = (
-      await postData(ctx.app, other.headers, '/transfer/letter', {
-        walletId: otherWallet.id,
-        amount: '2',
-        recipient: RECIPIENT,
-      })
-    ).letter;
+    letterFromA = await sealedLetter(owner, walletA.id, '1');
+    letterFromB = await sealedLetter(owner, walletB.id, '1');
+    othersLetter = await sealedLetter(other, otherWallet.id, '2');
   });
 }, 300_000);
 afterAll(() => ctx?.close());
@@ -252,7 +237,7 @@ describe('a read-only key', () => {
         status: 403,
         code: 'insufficient_scope',
       });
-      expect(String(response.headers['ratelimit-limit'])).toBe('100000');
+      expect(String(response.headers['ratelimit-limit'])).toBe(UNLIMITED_ENV.RATE_LIMIT_WRITES_PER_MINUTE);
       remaining.push(Number(response.headers['ratelimit-remaining']));
     }
     // One unit of the write budget per refused write.
