@@ -23,21 +23,26 @@ const READS_PER_MINUTE = 6;
 const get = (app: App, headers: Record<string, string>, url = '/api/v1/me') =>
   app.inject({ method: 'GET', url, headers });
 
-describe.skipIf(!process.env.DATABASE_URL)('two API processes on one PostgreSQL', () => {
+/**
+ * Two apps, each with its own Deps, pool and caches, on one fresh PostgreSQL database, built in `beforeAll` and
+ * closed in `afterAll`: `apps` fills once they are up.
+ */
+function twoApiProcesses(
+  env: Record<string, string>,
+  options: { clock?: ManualClock; network?: boolean } = {},
+): App[] {
   const apps: App[] = [];
   const cleanups: (() => Promise<void>)[] = [];
-  const clock = new ManualClock();
-
   beforeAll(async () => {
     const { database, drop, url } = await openTestDatabase();
     cleanups.push(drop);
     const config = loadConfig({
       DATA_DIR: mkdtempSync(join(tmpdir(), 'sealpay-api-processes-')),
       LOG_LEVEL: 'silent',
-      RATE_LIMIT_READS_PER_MINUTE: String(READS_PER_MINUTE),
+      ...env,
     });
     for (const db of [database, await openDatabase({ databaseUrl: url, dataDir: null, poolSize: 3 })]) {
-      const deps = await createDeps(config, { database: db, clock });
+      const deps = await createDeps(config, { database: db, ...options });
       const app = await buildApp(deps, { logger: false });
       await app.ready();
       apps.push(app);
@@ -50,6 +55,12 @@ describe.skipIf(!process.env.DATABASE_URL)('two API processes on one PostgreSQL'
   afterAll(async () => {
     for (const cleanup of cleanups.reverse()) await cleanup();
   });
+  return apps;
+}
+
+describe.skipIf(!process.env.DATABASE_URL)('two API processes on one PostgreSQL', () => {
+  const clock = new ManualClock();
+  const apps = twoApiProcesses({ RATE_LIMIT_READS_PER_MINUTE: String(READS_PER_MINUTE) }, { clock });
 
   it('share one rate-limit budget', async () => {
     const [a, b] = apps as [App, App];
@@ -108,15 +119,8 @@ describe.skipIf(!process.env.DATABASE_URL)('two API processes on one PostgreSQL'
  * shared database. The processes speak to a devnet they never reach: a transfer is only queued at request time.
  */
 describe.skipIf(!process.env.DATABASE_URL)('a spend limit across two API processes on one PostgreSQL', () => {
-  const apps: App[] = [];
-  const cleanups: (() => Promise<void>)[] = [];
-
-  beforeAll(async () => {
-    const { database, drop, url } = await openTestDatabase();
-    cleanups.push(drop);
-    const config = loadConfig({
-      DATA_DIR: mkdtempSync(join(tmpdir(), 'sealpay-api-processes-')),
-      LOG_LEVEL: 'silent',
+  const apps = twoApiProcesses(
+    {
       NETWORK: 'devnet',
       RPC_URL: 'http://127.0.0.1:9/unreachable',
       MASTER_KEY: randomBytes(32).toString('hex'),
@@ -124,21 +128,9 @@ describe.skipIf(!process.env.DATABASE_URL)('a spend limit across two API process
       STABLECOIN_ADDRESS: '0x0000000000000000000000000000000000000001',
       CONFIDENTIAL_TOKEN_ADDRESS: '0x0000000000000000000000000000000000000002',
       LETTER_VAULT_ADDRESS: '0x0000000000000000000000000000000000000003',
-    });
-    for (const db of [database, await openDatabase({ databaseUrl: url, dataDir: null, poolSize: 5 })]) {
-      const deps = await createDeps(config, { database: db, network: true });
-      const app = await buildApp(deps, { logger: false });
-      await app.ready();
-      apps.push(app);
-      cleanups.push(async () => {
-        await app.close();
-        await closeDeps(deps);
-      });
-    }
-  });
-  afterAll(async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup();
-  });
+    },
+    { network: true },
+  );
 
   it('lets 20 concurrent transfers through both send exactly the limit', async () => {
     const [a, b] = apps as [App, App];
