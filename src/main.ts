@@ -22,8 +22,9 @@ Commands:
   start                      API, worker and (on NETWORK=local) the embedded chain, in one process
   serve                      API only (scale out: any number, against one PostgreSQL)
   worker                     worker only (any number, against one PostgreSQL)
-  devnet                     a local chain with the fhEVM mock and relayer on JSON-RPC (DEVNET_PORT, 8545);
-                             writes DATA_DIR/devnet.env for NETWORK=devnet service processes
+  devnet [--block-time N]    a local chain with the fhEVM mock and relayer on JSON-RPC (DEVNET_PORT, 8545);
+                             writes DATA_DIR/devnet.env for NETWORK=devnet service processes; --block-time:
+                             a block every N seconds instead of one per transaction (as anvil --block-time)
   migrate                    apply database migrations and exit
   repair nonces              find nonce gaps (a broadcast the chain refused) and fill each with a zero-value
                              self-transfer; prints what it did
@@ -100,11 +101,32 @@ async function run(role: Role): Promise<void> {
   }
 }
 
-async function runDevnet(): Promise<void> {
+/** `--block-time N`: whole seconds, at least 1 (anvil's too). */
+function parseBlockTime(args: string[]): number | undefined {
+  const { values } = parseArgs({ args, options: { 'block-time': { type: 'string' } } });
+  const text = values['block-time'];
+  if (text === undefined) return undefined;
+  if (!/^[1-9]\d{0,5}$/.test(text)) {
+    throw new OperatorError(`--block-time takes whole seconds from 1 to 999999, not ${JSON.stringify(text)}`);
+  }
+  return Number(text);
+}
+
+async function runDevnet(args: string[]): Promise<void> {
   const settings = loadDevnetSettings();
+  let blockTime: number | undefined;
+  try {
+    blockTime = parseBlockTime(args);
+  } catch (error) {
+    throw new OperatorError((error as Error).message);
+  }
   const { startDevnet } = await import('./adapters/chain/devnet.ts');
   const say = (message: string) => console.log(`devnet: ${message}`);
-  const devnet = await startDevnet({ ...settings, logger: { info: say, warn: say, error: say } });
+  const devnet = await startDevnet({
+    ...settings,
+    ...(blockTime ? { blockTime } : {}),
+    logger: { info: say, warn: say, error: say },
+  });
   closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
     if (err) console.error('devnet: stopping after an error', err);
     else say(`stopping (${signal ?? 'exit'})`);
@@ -116,7 +138,7 @@ async function runDevnet(): Promise<void> {
   );
   console.log(
     [
-      `sealpay devnet: JSON-RPC and the fhEVM relayer methods on ${devnet.rpcUrl} (chain ${devnet.network.chainId})`,
+      `sealpay devnet: JSON-RPC and the fhEVM relayer methods on ${devnet.rpcUrl} (chain ${devnet.network.chainId}, ${blockTime ? `a block every ${blockTime} s` : 'automine'})`,
       `settings for NETWORK=devnet processes, in ${devnet.envFile}:`,
       ...shown.map((line) => `  ${line}`),
       `load them with: set -a; . ${devnet.envFile}; set +a`,
@@ -134,7 +156,7 @@ async function main(argv: string[]): Promise<void> {
     case 'worker':
       return run({ api: false, worker: true });
     case 'devnet':
-      return runDevnet();
+      return runDevnet(rest);
     case 'migrate': {
       const config = loadConfig();
       if (!config.databaseUrl && (await sendControlRequest(config.dataDir, { command: 'ping' }))) {

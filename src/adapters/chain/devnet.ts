@@ -17,6 +17,8 @@ export interface DevnetOptions {
   dataDir: string;
   host: string;
   port: number;
+  /** Seconds between blocks (`--block-time`): interval mining instead of automine, as `anvil --block-time`. */
+  blockTime?: number;
   logger?: Logger;
 }
 
@@ -115,6 +117,7 @@ function writeEnvFile(file: string, settings: [string, string][]): void {
 export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
   const network = await createEmbeddedNetwork({
     dataDir: options.dataDir,
+    ...(options.blockTime ? { blockTime: options.blockTime } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
   });
   let server: Server;

@@ -8,9 +8,15 @@ import type { Address } from 'viem';
 import { type AnvilProcess, startAnvil } from './anvil.ts';
 import { createEdrProvider } from './edr.ts';
 import { type Eip1193, EMBEDDED_BLOCK_GAS_LIMIT, EMBEDDED_CHAIN_ID, INITIAL_BASE_FEE } from './evm.ts';
-import { journalHolds } from './journal.ts';
+import { JOURNAL_START, type JournalReadResult, journalHolds, readJournal } from './journal.ts';
 import { JournaledChain } from './journaled-chain.ts';
-import { type ChainSnapshot, listSnapshots, readSnapshot, removeTornSnapshotWrites } from './snapshot.ts';
+import {
+  type ChainSnapshot,
+  listSnapshots,
+  readSnapshot,
+  removeTornSnapshotWrites,
+  rewindsPast,
+} from './snapshot.ts';
 
 export interface Logger {
   info(message: string): void;
@@ -33,6 +39,8 @@ export interface Engine {
   /** The anvil process (null on EDR, which runs in this process and cannot save its state). */
   anvil: AnvilProcess | null;
   snapshot: ChainSnapshot | null;
+  /** The journal after `snapshot` (all of it without one), to replay. */
+  tail: JournalReadResult;
 }
 
 interface LatestBlock {
@@ -49,8 +57,9 @@ export async function latestBlock(evm: Eip1193): Promise<{ number: number; hash:
 }
 
 /**
- * Starts anvil on the newest snapshot that is whole, matches the journal and loads to the block it was taken at;
- * on a fresh genesis when there is none (the whole journal is then replayed).
+ * Starts anvil on the newest snapshot that is whole, matches the journal, can start the journal after it (no entry
+ * after it goes back past it: `rewindsPast`) and loads to the block it was taken at; on a fresh genesis when there
+ * is none (the whole journal is then replayed).
  */
 export async function startAnvilEngine(
   dir: string,
@@ -61,6 +70,13 @@ export async function startAnvilEngine(
 ): Promise<Engine> {
   const snapshotsDir = path.join(dir, 'snapshots');
   removeTornSnapshotWrites(snapshotsDir);
+  // The first read cuts a torn last line: what it dropped is reported whichever start is chosen.
+  let droppedBytes: number | null = null;
+  const readTail = (from: ChainSnapshot['journal']): JournalReadResult => {
+    const tail = readJournal(journalFile, from);
+    droppedBytes ??= tail.droppedBytes;
+    return { ...tail, droppedBytes };
+  };
   const start = () =>
     startAnvil({
       genesisTimestamp: state.genesisTimestamp,
@@ -82,6 +98,15 @@ export async function startAnvilEngine(
       logger.warn(`chain snapshot ${name} not used: the journal does not hold the entries it covers`);
       continue;
     }
+    const cover = { entries: snapshot.journal.entries, headNumber: snapshot.head.number };
+    const tail = readTail(snapshot.journal);
+    const rewind = tail.entries.findIndex((entry) => rewindsPast(entry, cover));
+    if (rewind !== -1) {
+      logger.warn(
+        `chain snapshot ${name} not used: journal entry ${cover.entries + rewind} goes back past it (evm_revert, anvil_rollback or anvil_reorg)`,
+      );
+      continue;
+    }
     const anvil = await start();
     try {
       await anvil.loadState(snapshot.chain);
@@ -91,27 +116,27 @@ export async function startAnvilEngine(
           `it loads to block ${head.number} (${head.hash}), it was taken at block ${snapshot.head.number} (${snapshot.head.hash})`,
         );
       }
-      const chain = new JournaledChain(anvil, { clockOffset: snapshot.clockOffset });
+      const chain = new JournaledChain(anvil, { clockOffset: snapshot.clockOffset, rewrites: true });
       await chain.init();
       await chain.restoreExtras(snapshot.node);
-      return { chain, anvil, snapshot };
+      return { chain, anvil, snapshot, tail };
     } catch (error) {
       await anvil.close();
       logger.warn(`chain snapshot ${name} not used: ${(error as Error).message}`);
     }
   }
   const anvil = await start();
-  const chain = new JournaledChain(anvil);
+  const chain = new JournaledChain(anvil, { rewrites: true });
   await chain.init();
-  return { chain, anvil, snapshot: null };
+  return { chain, anvil, snapshot: null, tail: readTail(JOURNAL_START) };
 }
 
-export async function startEdrEngine(state: EngineGenesis): Promise<Engine> {
+export async function startEdrEngine(state: EngineGenesis, journalFile: string): Promise<Engine> {
   const edr = await createEdrProvider({
     genesisTimestamp: BigInt(state.genesisTimestamp),
     fundedAccounts: [{ address: state.operatorAddress, balance: OPERATOR_GENESIS_BALANCE }],
   });
   const chain = new JournaledChain(edr);
   await chain.init();
-  return { chain, anvil: null, snapshot: null };
+  return { chain, anvil: null, snapshot: null, tail: readJournal(journalFile) };
 }

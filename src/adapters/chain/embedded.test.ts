@@ -114,12 +114,12 @@ describe('embedded network persistence', () => {
     }
   });
 
-  it('refuses methods that would rewrite history, and a second process on the same data directory', async () => {
+  it('refuses a reset, a second process on the same data directory, and what the journal would not see', async () => {
     const network = await createEmbeddedNetwork({ dataDir });
     try {
       await expect(createEmbeddedNetwork({ dataDir })).rejects.toThrow(/in use/);
-      await expect(network.rpc({ method: 'evm_snapshot' })).rejects.toThrow(/not supported/);
       await expect(network.rpc({ method: 'hardhat_reset' })).rejects.toThrow(/not supported/);
+      await expect(network.rpc({ method: 'anvil_reset' })).rejects.toThrow(/not found/);
       // Anvil would pool it without the journal seeing it.
       await expect(network.rpc({ method: 'eth_sendUnsignedTransaction' })).rejects.toThrow(/not supported/);
       await expect(network.rpc({ method: 'no_suchMethod' })).rejects.toThrow(/not found/);

@@ -46,7 +46,7 @@ import {
   startEdrEngine,
 } from './embedded-engine.ts';
 import { EMBEDDED_CHAIN_ID } from './evm.ts';
-import { JOURNAL_START, Journal, type JournalEntry, readJournal } from './journal.ts';
+import { Journal, type JournalEntry } from './journal.ts';
 import type { JournaledChain } from './journaled-chain.ts';
 import { type ChainSnapshot, Snapshotter } from './snapshot.ts';
 import { sendTransactionOrThrow } from './tx.ts';
@@ -64,6 +64,8 @@ export interface EmbeddedNetworkOptions {
   snapshotEvery?: number;
   /** The engine of a new data directory: `edr` only for tests that need one as earlier versions made it. */
   newDirectoryEngine?: EmbeddedEngine;
+  /** Seconds between blocks (interval mining, automine off), as `anvil --block-time`; default automine. */
+  blockTime?: number;
 }
 
 /** The embedded network, with a few extras for tests and diagnostics. */
@@ -206,7 +208,7 @@ async function startEmbeddedNetwork(
   const engine: Engine =
     engineName === 'anvil'
       ? await startAnvilEngine(dir, state, journalFile, logger, onEngineExit)
-      : await startEdrEngine(state);
+      : await startEdrEngine(state, journalFile);
   try {
     return await openNetwork({
       dir,
@@ -222,6 +224,7 @@ async function startEmbeddedNetwork(
       engineExit: () => engineExit,
       close: async (chain, journal, snapshotter) => {
         closed = true;
+        chain.stopMining();
         await chain.drain();
         await snapshotter?.takeFinal();
         await journal.close();
@@ -258,7 +261,7 @@ async function openNetwork(params: OpenParams): Promise<EmbeddedNetwork> {
   const journalFile = path.join(dir, 'journal.jsonl');
   const { chain, snapshot } = engine;
 
-  const { entries, droppedBytes, end } = readJournal(journalFile, snapshot?.journal ?? JOURNAL_START);
+  const { entries, droppedBytes, end } = engine.tail;
   if (droppedBytes > 0) logger.warn(`chain journal: dropped a torn last line (${droppedBytes} bytes)`);
   if (params.engineName === 'edr' && entries.length > 0) {
     logger.warn(
@@ -269,8 +272,13 @@ async function openNetwork(params: OpenParams): Promise<EmbeddedNetwork> {
   chain.onInputEntry = async (entry) => {
     replayedInputs.push(entry);
   };
+  // The lowest block the replay went back to: the coprocessor's handles after it (a snapshot's) are read again.
+  let replayRewoundTo: number | null = null;
+  chain.onRewind = async (entry) => {
+    replayRewoundTo = Math.min(replayRewoundTo ?? entry.block, entry.block);
+  };
   const replayStarted = performance.now();
-  await chain.replay(entries);
+  await chain.replay(entries, snapshot?.journal.entries ?? 0);
   if (entries.length > 0) {
     logger.info(
       `chain journal: replayed ${entries.length} entries${snapshot ? ` after snapshot ${snapshot.journal.entries}` : ''} in ${Math.round(performance.now() - replayStarted)} ms`,
@@ -350,6 +358,7 @@ async function openNetwork(params: OpenParams): Promise<EmbeddedNetwork> {
   });
   for (const entry of replayedInputs) await mock.insertInputs(entry.handles, entry.values);
   chain.onInputEntry = null;
+  if (replayRewoundTo !== null) await mock.rewind(replayRewoundTo);
 
   let snapshotter: Snapshotter | null = null;
   const anvil = engine.anvil;
@@ -358,6 +367,7 @@ async function openNetwork(params: OpenParams): Promise<EmbeddedNetwork> {
       dir: path.join(dir, 'snapshots'),
       every: params.options.snapshotEvery ?? SNAPSHOT_EVERY_ENTRIES,
       coveredEntries: snapshot?.journal.entries ?? 0,
+      coveredHead: snapshot?.head.number ?? -1,
       journalEntries: () => journal.count,
       // Most of the coprocessor's reading is done before the chain is held still.
       prepare: () => mock.catchUp(),
@@ -383,9 +393,17 @@ async function openNetwork(params: OpenParams): Promise<EmbeddedNetwork> {
     });
     const taker = snapshotter;
     chain.onJournaled = () => taker.onJournaled();
+
     // A start that replayed journal entries saves the result, so the next start does not replay them again.
     if (entries.length > 0) taker.takeInBackground();
   }
+
+  // The coprocessor follows the chain back; the newest snapshot may no longer start the journal.
+  chain.onRewind = async (entry) => {
+    await mock.rewind(entry.block);
+    snapshotter?.onRewind(entry);
+  };
+  if (params.options.blockTime) await chain.startIntervalMining(params.options.blockTime);
 
   const rail = createFhevmRail('mock', async () => mock.instance);
   const durationMs = performance.now() - params.started;

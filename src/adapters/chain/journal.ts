@@ -13,7 +13,10 @@ import path from 'node:path';
 import { sha256Hex } from '../../lib/secrets.ts';
 
 export type JournalEntry =
-  /** A state-changing call that mines nothing (hardhat_setCode, hardhat_setStorageAt, hardhat_setBalance…). */
+  /**
+   * A state-changing call that mines nothing (hardhat_setCode, hardhat_setStorageAt, hardhat_setBalance…,
+   * anvil_dropTransaction), or a transaction submitted to the pool while automine is off (mined by a later `mine`).
+   */
   | { k: 'rpc'; m: string; p: unknown }
   /** A transaction submitted (eth_sendRawTransaction / eth_sendTransaction), then one block mined at `ts`. */
   | { k: 'tx'; m: string; p: unknown; ts: number }
@@ -22,7 +25,26 @@ export type JournalEntry =
   /** The clock offset (seconds added to wall time for new blocks) after an evm_increaseTime / setNextBlockTimestamp. */
   | { k: 'clock'; offset: number }
   /** Clear values of encrypted inputs registered with the fhEVM mock (its handle database lives in memory). */
-  | { k: 'input'; handles: string[]; values: string[] };
+  | { k: 'input'; handles: string[]; values: string[] }
+  /** `evm_snapshot`: anvil's own state snapshot, taken again by a replay only when a later `revert` names it. */
+  | { k: 'snapshot' }
+  | RewindEntry;
+
+/**
+ * An entry that takes the chain back to an earlier block: the blocks after `block` are gone (a reorg mines new ones
+ * in their place), and the clock is set back as anvil sets it (`offset`: the clock offset after it). A replay can
+ * reproduce one only from a point before what it goes back to (see `rewindsPast` in snapshot.ts).
+ */
+export type RewindEntry =
+  /** `evm_revert` to the `snapshot` entry at journal index `to`, whose block was `block`. */
+  | { k: 'revert'; to: number; block: number; offset: number }
+  /** `anvil_rollback` by `depth` blocks, to block `block`. */
+  | { k: 'rollback'; depth: number; block: number; offset: number }
+  /**
+   * `anvil_reorg` (`p`: its params as given, depth and transaction/block pairs): rolled back to `block`, then
+   * `depth` blocks mined one second apart from that block's timestamp.
+   */
+  | { k: 'reorg'; p: unknown; block: number; offset: number };
 
 /**
  * A point in the journal: its first `entries` entries, which end at byte `bytes`, the last of them `lastEntry`

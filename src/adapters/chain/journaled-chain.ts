@@ -5,14 +5,29 @@
  * - State-changing requests are serialized (one at a time, in arrival order), executed, appended to the journal
  *   and fsync'ed before they return, so the journal is always the exact sequence the chain executed.
  * - Every block is mined by us with an explicit timestamp (`evm_mine(ts)`): a submitted transaction is followed by
- *   one block, and the journal records that timestamp, so a replay reproduces identical blocks and hashes.
- * - Methods that would rewrite history (`evm_snapshot`/`evm_revert`, `hardhat_reset`, automine switches) are refused.
+ *   one block (automine), and the journal records that timestamp, so a replay reproduces identical blocks and hashes.
+ * - The development methods of anvil (dev-methods.ts) are journaled so that a replay reproduces them: with automine
+ *   off a submission goes to the pool (an `rpc` entry, submitted again by a replay); interval mining is our own timer,
+ *   each block journaled as a `mine` with its timestamp; `evm_snapshot`/`evm_revert`, `anvil_rollback` and
+ *   `anvil_reorg` (anvil's own, its reorg blocks one second apart) are entries a replay repeats, and after each the
+ *   next base fee anvil holds is kept aside, since a snapshot's load would compute another from the head. The mining
+ *   mode and `evm_snapshot` ids are the running process's (a restart starts from its options and no ids, as anvil
+ *   started again on its `--state` does). `hardhat_reset` is refused.
  * - What an anvil state dump does not hold, and a replay of the journal would rebuild, is kept aside for snapshots
  *   (`NodeExtras`): transactions still waiting in the pool (a nonce gap), impersonated accounts, a next block's base
  *   fee set and not yet used.
  */
+import {
+  asParams,
+  canonicalMethod,
+  mineOptions,
+  reorgDepth,
+  toBoolean,
+  toNumber,
+  toQuantity,
+} from './dev-methods.ts';
 import { type Eip1193, RpcError } from './evm.ts';
-import type { Journal, JournalEntry } from './journal.ts';
+import type { Journal, JournalEntry, RewindEntry } from './journal.ts';
 
 const SUBMIT_METHODS = new Set(['eth_sendRawTransaction', 'eth_sendTransaction']);
 
@@ -35,34 +50,49 @@ const STATE_METHODS = new Set([
   'hardhat_setMinGasPrice',
   'hardhat_setNextBlockBaseFeePerGas',
   'hardhat_dropTransaction',
+  'anvil_dropAllTransactions',
   'evm_setBlockGasLimit',
 ]);
+
+/** Methods that mine, move the clock, switch mining or go back in history: handled here (`#write`). */
+const OWN_METHODS = new Set([
+  'evm_mine',
+  'hardhat_mine',
+  'evm_increaseTime',
+  'evm_setNextBlockTimestamp',
+  'evm_setAutomine',
+  'evm_setIntervalMining',
+  'evm_snapshot',
+  'evm_revert',
+  'anvil_rollback',
+  'anvil_reorg',
+]);
+
+/** Need anvil's history (its reorg, rollback and state snapshots): refused on EDR. */
+const ANVIL_ONLY_METHODS = new Set(['evm_snapshot', 'evm_revert', 'anvil_rollback', 'anvil_reorg']);
 
 const REFUSED_METHODS = new Set([
   // Anvil would put the transaction in its pool without it passing here: the journal would not hold it.
   'eth_sendUnsignedTransaction',
-  'evm_snapshot',
-  'evm_revert',
   'hardhat_reset',
-  'evm_setAutomine',
-  'evm_setIntervalMining',
   'hardhat_setLoggingEnabled',
   'hardhat_addCompilationResult',
 ]);
 
 const READ_PREFIXES = ['eth_', 'net_', 'web3_', 'debug_', 'txpool_'];
-const READ_METHODS = new Set(['hardhat_getAutomine', 'hardhat_metadata']);
+const READ_METHODS = new Set(['hardhat_metadata']);
+
+/** Anvil's wait for an `eth_send*Sync` transaction to be mined (automine off). */
+const SYNC_TIMEOUT_MS = 30_000;
 
 /** True for requests that the journaled chain executes under its write lock (and journals). */
 export function isStateChanging(method: string): boolean {
+  const name = canonicalMethod(method);
   return (
-    SUBMIT_METHODS.has(method) ||
-    SYNC_SUBMIT_METHODS.has(method) ||
-    STATE_METHODS.has(method) ||
-    method === 'evm_mine' ||
-    method === 'hardhat_mine' ||
-    method === 'evm_increaseTime' ||
-    method === 'evm_setNextBlockTimestamp'
+    SUBMIT_METHODS.has(name) ||
+    SYNC_SUBMIT_METHODS.has(name) ||
+    STATE_METHODS.has(name) ||
+    OWN_METHODS.has(name)
   );
 }
 
@@ -79,21 +109,14 @@ export interface NodeExtras {
 /** Submissions kept (for a snapshot's pool) before the pool is checked for emptiness. */
 const TRACKED_SUBMISSIONS = 64;
 
-function asParams(params: unknown): unknown[] {
-  if (params === undefined || params === null) return [];
-  if (Array.isArray(params)) return params;
-  throw new RpcError(-32602, 'Invalid params: expected an array');
-}
-
-function toNumber(value: unknown, what: string): number {
-  if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
-  if (typeof value === 'string' && /^(0x[0-9a-fA-F]+|\d+)$/.test(value)) return Number(BigInt(value));
-  if (typeof value === 'bigint') return Number(value);
-  throw new RpcError(-32602, `Invalid params: ${what} must be a quantity`);
+interface Head {
+  number: number;
+  timestamp: number;
 }
 
 export class JournaledChain implements Eip1193 {
   readonly #edr: Eip1193;
+  readonly #rewrites: boolean;
   #journal: Journal | null = null;
   #tail: Promise<unknown> = Promise.resolve();
   #clockOffset = 0;
@@ -105,16 +128,39 @@ export class JournaledChain implements Eip1193 {
   onInputEntry: ((entry: Extract<JournalEntry, { k: 'input' }>) => Promise<void>) | null = null;
   /** Called after each entry appended to the journal (the embedded network counts them to take snapshots). */
   onJournaled: (() => void) | null = null;
+  /**
+   * Called after the chain went back to an earlier block, live (once journaled) and in a replay: the fhEVM mock
+   * forgets the handles of the blocks that are gone.
+   */
+  onRewind: ((entry: RewindEntry) => Promise<void>) | null = null;
   /** Transactions submitted that may still be in the pool, in submission order (hash → request). */
   #submitted = new Map<string, { m: string; p: unknown }>();
   #impersonated = new Set<string>();
   #nextBaseFee: unknown = null;
+  /** Automine (anvil's instant mining); off with interval mining or after `evm_setAutomine(false)`. */
+  #automine = true;
+  #intervalSeconds: number | null = null;
+  #intervalTimer: NodeJS.Timeout | null = null;
+  /** Bumped at every change of mining mode: a tick of an earlier interval mines nothing. */
+  #intervalGeneration = 0;
+  /** Woken after each block mined (and each rewind): `eth_send*Sync` waits on it while automine is off. */
+  #blockWaiters = new Set<() => void>();
+  /** `evm_snapshot` ids handed out by this process → anvil's id and the journal index of the `snapshot` entry. */
+  #stateSnapshots = new Map<number, { anvilId: unknown; entry: number }>();
+  #nextSnapshotId = 0;
+  /** During a replay: `snapshot` entries a later `revert` names (journal index), and anvil's ids for those taken. */
+  #replayTargets = new Set<number>();
+  #replaySnapshots = new Map<number, unknown>();
 
-  /** `clockOffset`: the offset a snapshot saved, when the chain was loaded from one. */
-  constructor(edr: Eip1193, options: { now?: () => number; clockOffset?: number } = {}) {
+  /**
+   * `clockOffset`: the offset a snapshot saved, when the chain was loaded from one. `rewrites`: the engine keeps the
+   * history `evm_snapshot`/`evm_revert`, `anvil_rollback` and `anvil_reorg` need (anvil; not EDR).
+   */
+  constructor(edr: Eip1193, options: { now?: () => number; clockOffset?: number; rewrites?: boolean } = {}) {
     this.#edr = edr;
     this.#now = options.now ?? (() => Math.floor(Date.now() / 1000));
     this.#clockOffset = options.clockOffset ?? 0;
+    this.#rewrites = options.rewrites ?? false;
   }
 
   /** Seconds added to wall time for new blocks (evm_increaseTime, evm_setNextBlockTimestamp). */
@@ -124,20 +170,27 @@ export class JournaledChain implements Eip1193 {
 
   /** Reads the latest block's timestamp; call once before use. */
   async init(): Promise<void> {
+    this.#lastTimestamp = (await this.#head()).timestamp;
+  }
+
+  async #head(): Promise<Head> {
     const block = (await this.#edr.request({
       method: 'eth_getBlockByNumber',
       params: ['latest', false],
-    })) as {
-      timestamp: string;
-    };
-    this.#lastTimestamp = Number(BigInt(block.timestamp));
+    })) as { number: string; timestamp: string };
+    return { number: Number(BigInt(block.number)), timestamp: Number(BigInt(block.timestamp)) };
   }
 
-  /** Replays journal entries on the (fresh) EVM. Entries must all succeed, or the chain has diverged. */
-  async replay(entries: JournalEntry[]): Promise<void> {
-    for (const [index, entry] of entries.entries()) {
+  /**
+   * Replays journal entries on the (fresh, or loaded from a snapshot) EVM; `firstIndex` is the journal index of the
+   * first (the entries a snapshot covers). Entries must all succeed, or the chain has diverged.
+   */
+  async replay(entries: JournalEntry[], firstIndex = 0): Promise<void> {
+    this.#replayTargets = new Set(entries.flatMap((entry) => (entry.k === 'revert' ? [entry.to] : [])));
+    for (const [offset, entry] of entries.entries()) {
+      const index = firstIndex + offset;
       try {
-        await this.#apply(entry);
+        await this.#apply(entry, index);
       } catch (error) {
         throw new Error(
           `Chain journal replay failed at entry ${index} (${entry.k}): ${(error as Error).message}`,
@@ -147,6 +200,9 @@ export class JournaledChain implements Eip1193 {
         );
       }
     }
+    // Ids of `evm_snapshot` do not outlive the process that handed them out.
+    this.#replayTargets.clear();
+    this.#replaySnapshots.clear();
   }
 
   /** Starts journaling new requests (after replay). */
@@ -217,6 +273,8 @@ export class JournaledChain implements Eip1193 {
       this.#submitted.set(result.toLowerCase(), { m: method, p: params });
     } else if (method === 'hardhat_dropTransaction' && typeof first === 'string') {
       this.#submitted.delete(first.toLowerCase());
+    } else if (method === 'anvil_dropAllTransactions') {
+      this.#submitted.clear();
     } else if (method === 'hardhat_impersonateAccount' && typeof first === 'string') {
       this.#impersonated.add(first.toLowerCase());
     } else if (method === 'hardhat_stopImpersonatingAccount' && typeof first === 'string') {
@@ -227,7 +285,7 @@ export class JournaledChain implements Eip1193 {
     return result;
   }
 
-  async #apply(entry: JournalEntry): Promise<void> {
+  async #apply(entry: JournalEntry, index: number): Promise<void> {
     switch (entry.k) {
       case 'rpc':
         await this.#run(entry.m, entry.p);
@@ -247,6 +305,31 @@ export class JournaledChain implements Eip1193 {
       case 'input':
         if (this.onInputEntry) await this.onInputEntry(entry);
         return;
+      case 'snapshot':
+        if (this.#replayTargets.has(index)) {
+          this.#replaySnapshots.set(index, await this.#edr.request({ method: 'evm_snapshot' }));
+        }
+        return;
+      case 'revert': {
+        const anvilId = this.#replaySnapshots.get(entry.to);
+        if (anvilId === undefined) throw new Error(`the snapshot of entry ${entry.to} was not replayed`);
+        if ((await this.#edr.request({ method: 'evm_revert', params: [anvilId] })) !== true) {
+          throw new Error(`anvil did not revert to the snapshot of entry ${entry.to}`);
+        }
+        // Anvil drops the snapshot reverted to and every later one.
+        for (const key of this.#replaySnapshots.keys())
+          if (key >= entry.to) this.#replaySnapshots.delete(key);
+        await this.#rewound(entry);
+        return;
+      }
+      case 'rollback':
+        await this.#edr.request({ method: 'anvil_rollback', params: [entry.depth] });
+        await this.#rewound(entry);
+        return;
+      case 'reorg':
+        await this.#reorg(entry.p);
+        await this.#rewound(entry);
+        return;
     }
   }
 
@@ -262,6 +345,13 @@ export class JournaledChain implements Eip1193 {
       };
       if (Number(status.pending) + Number(status.queued) === 0) this.#submitted.clear();
     }
+    this.#wakeBlockWaiters();
+  }
+
+  #wakeBlockWaiters(): void {
+    const waiters = [...this.#blockWaiters];
+    this.#blockWaiters.clear();
+    for (const wake of waiters) wake();
   }
 
   #nextBlockTimestamp(): number {
@@ -271,6 +361,51 @@ export class JournaledChain implements Eip1193 {
       return ts;
     }
     return Math.max(this.#now() + this.#clockOffset, this.#lastTimestamp + 1);
+  }
+
+  /** As anvil: a block may share its parent's timestamp, not go before it. */
+  #checkTimestamp(ts: number): void {
+    if (ts < this.#lastTimestamp) {
+      throw new RpcError(-32602, `${ts} is lower than previous block's timestamp`);
+    }
+  }
+
+  /**
+   * Anvil's reorg, its new blocks one second apart from the common block's timestamp (anvil would take the wall
+   * clock's, which a replay cannot repeat).
+   */
+  async #reorg(params: unknown): Promise<void> {
+    await this.#edr.request({ method: 'anvil_setBlockTimestampInterval', params: [1] });
+    try {
+      await this.#edr.request({ method: 'anvil_reorg', params });
+    } finally {
+      await this.#edr.request({ method: 'anvil_removeBlockTimestampInterval' });
+    }
+  }
+
+  /**
+   * After the chain went back to block `entry.block`: the clock as anvil set it back, and the next base fee anvil
+   * holds (it keeps the one computed after the old head; a snapshot's load would compute one from the new head).
+   */
+  async #rewound(entry: RewindEntry): Promise<void> {
+    this.#lastTimestamp = (await this.#head()).timestamp;
+    this.#nextTimestamp = null;
+    this.#clockOffset = entry.offset;
+    const info = (await this.#edr.request({ method: 'anvil_nodeInfo' })) as {
+      environment: { baseFee: number | string };
+    };
+    this.#nextBaseFee = toQuantity(Number(info.environment.baseFee));
+    if (this.onRewind) await this.onRewind(entry);
+    this.#wakeBlockWaiters();
+  }
+
+  /** The clock offset anvil leaves after going back to block `number`: its timestamp is "now". */
+  async #offsetAfterRewind(number: number): Promise<number> {
+    const block = (await this.#edr.request({
+      method: 'eth_getBlockByNumber',
+      params: [toQuantity(number), false],
+    })) as { timestamp: string };
+    return Number(BigInt(block.timestamp)) - this.#now();
   }
 
   async #record(entry: JournalEntry): Promise<void> {
@@ -301,96 +436,241 @@ export class JournaledChain implements Eip1193 {
   }
 
   async request(args: { method: string; params?: unknown }): Promise<unknown> {
-    const { method } = args;
-    if (typeof method !== 'string') throw new RpcError(-32600, 'Invalid request: method must be a string');
-    if (REFUSED_METHODS.has(method)) {
+    if (typeof args.method !== 'string')
+      throw new RpcError(-32600, 'Invalid request: method must be a string');
+    const method = canonicalMethod(args.method);
+    if (REFUSED_METHODS.has(method) || (ANVIL_ONLY_METHODS.has(method) && !this.#rewrites)) {
       throw new RpcError(
         -32601,
-        `Method ${method} is not supported by the embedded network (it keeps a journal)`,
+        `Method ${args.method} is not supported by the embedded network${this.#rewrites ? ' (it keeps a journal)' : ' of a data directory made before anvil'}`,
       );
     }
+    if (method === 'hardhat_getAutomine') return this.#automine;
+    if (method === 'anvil_getIntervalMining') return this.#intervalSeconds;
     if (!isStateChanging(method)) {
       if (READ_METHODS.has(method) || READ_PREFIXES.some((prefix) => method.startsWith(prefix))) {
         return this.#edr.request(args);
       }
-      throw new RpcError(-32601, `Method ${method} not found`);
+      throw new RpcError(-32601, `Method ${args.method} not found`);
     }
-    return this.#exclusive(() => this.#write(method, asParams(args.params)));
-  }
-
-  async #write(method: string, params: unknown[]): Promise<unknown> {
-    if (this.#broken) throw this.#broken;
-    if (SUBMIT_METHODS.has(method)) return this.#submit(method, params);
+    // Anvil's reorg takes its options as an array or as an object: passed on as given.
+    const params = method === 'anvil_reorg' ? args.params : asParams(args.params);
     const plain = SYNC_SUBMIT_METHODS.get(method);
     if (plain) {
-      const hash = await this.#submit(plain, params.slice(0, 1));
-      return this.#edr.request({ method: 'eth_getTransactionReceipt', params: [hash] });
+      const hash = await this.#exclusive(() => this.#submit(plain, (params as unknown[]).slice(0, 1)));
+      return this.#receiptWhenMined(hash);
     }
+    return this.#exclusive(() => this.#write(method, params));
+  }
+
+  async #write(method: string, params: unknown): Promise<unknown> {
+    if (this.#broken) throw this.#broken;
+    if (method === 'anvil_reorg') return this.#writeReorg(params);
+    const list = params as unknown[];
+    if (SUBMIT_METHODS.has(method)) return this.#submit(method, list);
     if (STATE_METHODS.has(method)) {
-      const result = await this.#run(method, params);
-      await this.#record({ k: 'rpc', m: method, p: params });
+      const result = await this.#run(method, list);
+      await this.#record({ k: 'rpc', m: method, p: list });
       return result;
     }
     switch (method) {
       case 'evm_mine': {
-        const requested = params[0];
+        const { timestamp, blocks } = mineOptions(list);
+        if (blocks === 0) return '0x0';
         let ts: number;
-        if (requested === undefined || requested === null) ts = this.#nextBlockTimestamp();
-        else if (typeof requested === 'object')
-          throw new RpcError(-32602, 'evm_mine options are not supported');
-        else ts = toNumber(requested, 'timestamp');
-        if (ts <= this.#lastTimestamp) {
-          throw new RpcError(
-            -32602,
-            `Timestamp ${ts} is not greater than the latest block's ${this.#lastTimestamp}`,
-          );
+        if (timestamp === null) ts = this.#nextBlockTimestamp();
+        else {
+          this.#checkTimestamp(timestamp);
+          ts = timestamp;
+          this.#nextTimestamp = null;
         }
-        await this.#mineAt(ts);
-        await this.#record({ k: 'mine', ts });
+        for (let i = 0; i < blocks; i++) await this.#mineAt(ts + i);
+        await this.#record(blocks === 1 ? { k: 'mine', ts } : { k: 'mine', ts, n: blocks, interval: 1 });
+        if (timestamp !== null) {
+          // Later blocks follow the time given, as anvil's do.
+          this.#clockOffset = ts - this.#now();
+          await this.#record({ k: 'clock', offset: this.#clockOffset });
+        }
         return '0x0';
       }
       case 'hardhat_mine': {
-        const n = params[0] === undefined ? 1 : toNumber(params[0], 'block count');
-        const interval = params[1] === undefined ? 1 : toNumber(params[1], 'interval');
-        if (n < 1 || n > 10_000 || interval < 1)
-          throw new RpcError(-32602, 'hardhat_mine: 1 to 10000 blocks');
+        const n = list[0] === undefined || list[0] === null ? 1 : toNumber(list[0], 'block count');
+        const interval = list[1] === undefined || list[1] === null ? 1 : toNumber(list[1], 'interval');
+        if (n > 10_000 || interval < 1) throw new RpcError(-32602, 'hardhat_mine: at most 10000 blocks');
+        if (n === 0) return null;
         const ts = this.#nextBlockTimestamp();
         for (let i = 0; i < n; i++) await this.#mineAt(ts + i * interval);
         await this.#record({ k: 'mine', ts, n, interval });
-        return true;
+        return null;
       }
       case 'evm_increaseTime': {
-        const seconds = toNumber(params[0], 'seconds');
+        const seconds = toNumber(list[0], 'seconds');
         this.#clockOffset += seconds;
         await this.#record({ k: 'clock', offset: this.#clockOffset });
-        return String(this.#clockOffset);
+        return this.#clockOffset;
       }
       case 'evm_setNextBlockTimestamp': {
-        const ts = toNumber(params[0], 'timestamp');
-        if (ts <= this.#lastTimestamp) {
-          throw new RpcError(
-            -32602,
-            `Timestamp ${ts} is not greater than the latest block's ${this.#lastTimestamp}`,
-          );
-        }
+        const ts = toNumber(list[0], 'timestamp');
+        this.#checkTimestamp(ts);
         this.#nextTimestamp = ts;
-        // Later blocks keep following the new time, as Hardhat does.
+        // Later blocks keep following the new time, as anvil's do.
         this.#clockOffset = ts - this.#now();
         await this.#record({ k: 'clock', offset: this.#clockOffset });
         return null;
       }
+      case 'evm_setAutomine':
+        this.#setAutomine(toBoolean(list[0], 'enabled'));
+        return null;
+      case 'evm_setIntervalMining':
+        this.#setIntervalMining(toNumber(list[0], 'seconds'));
+        return null;
+      case 'evm_snapshot': {
+        const anvilId = await this.#edr.request({ method: 'evm_snapshot' });
+        const entry = this.journalLength;
+        await this.#record({ k: 'snapshot' });
+        const id = this.#nextSnapshotId++;
+        this.#stateSnapshots.set(id, { anvilId, entry });
+        return toQuantity(id);
+      }
+      case 'evm_revert':
+        return this.#writeRevert(toNumber(list[0], 'snapshot id'));
+      case 'anvil_rollback':
+        // As anvil: one parameter, the depth or null for 1.
+        if (list.length !== 1)
+          throw new RpcError(-32602, `expected params sequence with length 1 but got ${list.length}`);
+        return this.#writeRollback(
+          list[0] === undefined || list[0] === null ? 1 : toNumber(list[0], 'depth'),
+        );
       default:
         throw new RpcError(-32601, `Method ${method} not found`);
     }
   }
 
-  /** A transaction submitted, then one block mined: the journal's `tx` entry. */
+  async #writeRevert(id: number): Promise<boolean> {
+    const snapshot = this.#stateSnapshots.get(id);
+    // As anvil: an unknown id (or one handed out before a restart) reverts nothing.
+    if (!snapshot) return false;
+    if ((await this.#edr.request({ method: 'evm_revert', params: [snapshot.anvilId] })) !== true)
+      return false;
+    for (const key of this.#stateSnapshots.keys()) if (key >= id) this.#stateSnapshots.delete(key);
+    const block = (await this.#head()).number;
+    const entry: RewindEntry = {
+      k: 'revert',
+      to: snapshot.entry,
+      block,
+      offset: await this.#offsetAfterRewind(block),
+    };
+    await this.#record(entry);
+    await this.#rewound(entry);
+    return true;
+  }
+
+  async #writeRollback(depth: number): Promise<null> {
+    await this.#edr.request({ method: 'anvil_rollback', params: [depth] });
+    const block = (await this.#head()).number;
+    const entry: RewindEntry = { k: 'rollback', depth, block, offset: await this.#offsetAfterRewind(block) };
+    await this.#record(entry);
+    await this.#rewound(entry);
+    return null;
+  }
+
+  async #writeReorg(params: unknown): Promise<null> {
+    const block = (await this.#head()).number - reorgDepth(params);
+    await this.#reorg(params);
+    const entry: RewindEntry = { k: 'reorg', p: params, block, offset: await this.#offsetAfterRewind(block) };
+    await this.#record(entry);
+    await this.#rewound(entry);
+    return null;
+  }
+
+  /** A transaction submitted: then one block mined (a `tx` entry) with automine, else left in the pool. */
   async #submit(method: string, params: unknown[]): Promise<unknown> {
+    if (this.#broken) throw this.#broken;
     const result = await this.#run(method, params);
+    if (!this.#automine) {
+      await this.#record({ k: 'rpc', m: method, p: params });
+      return result;
+    }
     const ts = this.#nextBlockTimestamp();
     await this.#mineAt(ts);
     await this.#record({ k: 'tx', m: method, p: params, ts });
     return result;
+  }
+
+  /** EIP-7966's answer: the receipt, once mined (at once with automine; else within anvil's 30 s). */
+  async #receiptWhenMined(hash: unknown): Promise<unknown> {
+    const deadline = Date.now() + SYNC_TIMEOUT_MS;
+    for (;;) {
+      const receipt = await this.#edr.request({ method: 'eth_getTransactionReceipt', params: [hash] });
+      if (receipt !== null && receipt !== undefined) return receipt;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new RpcError(-32603, 'Transaction confirmation timeout');
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.#blockWaiters.add(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** `evm_setAutomine`, as anvil: on replaces interval mining; off leaves interval mining on. */
+  #setAutomine(enabled: boolean): void {
+    if (enabled === this.#automine) return;
+    if (enabled) {
+      this.#stopInterval();
+      this.#automine = true;
+    } else this.#automine = false;
+  }
+
+  /** `evm_setIntervalMining`: a block every `seconds` (automine off); 0 stops it (and leaves automine off). */
+  #setIntervalMining(seconds: number): void {
+    this.#stopInterval();
+    this.#automine = false;
+    if (seconds === 0) return;
+    this.#intervalSeconds = seconds;
+    const generation = this.#intervalGeneration;
+    let due = Date.now() + seconds * 1000;
+    const tick = () => {
+      this.#intervalTimer = null;
+      void this.#exclusive(async () => {
+        if (generation !== this.#intervalGeneration || this.#broken) return;
+        const ts = this.#nextBlockTimestamp();
+        await this.#mineAt(ts);
+        await this.#record({ k: 'mine', ts });
+      })
+        .catch(() => {
+          // The engine is gone or the journal broke: later requests say so; no more blocks.
+          if (generation === this.#intervalGeneration) this.#stopInterval();
+        })
+        .then(() => {
+          if (generation !== this.#intervalGeneration) return;
+          // Anvil's blocks keep their schedule; one that fell behind is mined at once.
+          due = Math.max(due + seconds * 1000, Date.now());
+          this.#intervalTimer = setTimeout(tick, due - Date.now());
+          this.#intervalTimer.unref();
+        });
+    };
+    this.#intervalTimer = setTimeout(tick, due - Date.now());
+    this.#intervalTimer.unref();
+  }
+
+  #stopInterval(): void {
+    this.#intervalGeneration++;
+    if (this.#intervalTimer) clearTimeout(this.#intervalTimer);
+    this.#intervalTimer = null;
+    this.#intervalSeconds = null;
+  }
+
+  /** Starts with a block every `seconds` (`sealpay devnet --block-time`), as `anvil --block-time`. */
+  startIntervalMining(seconds: number): Promise<void> {
+    return this.#exclusive(async () => this.#setIntervalMining(seconds));
+  }
+
+  /** Stops interval mining (before a stop: no block after the last snapshot). */
+  stopMining(): void {
+    this.#stopInterval();
   }
 
   /** Waits for every pending state-changing request. */

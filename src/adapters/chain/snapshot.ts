@@ -15,7 +15,7 @@ import path from 'node:path';
 import { sha256Hex } from '../../lib/secrets.ts';
 import { type CoprocessorState, isCoprocessorState } from '../confidential/fhevm-db.ts';
 import { compactDump } from './anvil-dump.ts';
-import type { JournalPosition } from './journal.ts';
+import type { JournalEntry, JournalPosition } from './journal.ts';
 import type { NodeExtras } from './journaled-chain.ts';
 
 export interface ChainSnapshot {
@@ -129,6 +129,29 @@ async function fsyncDirectory(dir: string): Promise<void> {
   }
 }
 
+/** What a snapshot covers, for `rewindsPast`: its journal entries and the block it was taken at. */
+export interface SnapshotCover {
+  entries: number;
+  headNumber: number;
+}
+
+/**
+ * True when `entry` (after the snapshot in the journal) goes back to something a replay on the snapshot's state
+ * cannot reach: an `evm_snapshot` taken before it, or a block anvil holds no state of after loading it (the state
+ * of a block is kept only by the process that mined it). Such a snapshot cannot start the journal after it.
+ */
+export function rewindsPast(entry: JournalEntry, cover: SnapshotCover): boolean {
+  switch (entry.k) {
+    case 'revert':
+      return entry.to < cover.entries;
+    case 'rollback':
+    case 'reorg':
+      return entry.block <= cover.headNumber;
+    default:
+      return false;
+  }
+}
+
 /** Writes a snapshot atomically and durably, then removes all but the newest `KEEP`. Returns its file. */
 export async function writeSnapshot(dir: string, snapshot: ChainSnapshot): Promise<string> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -165,8 +188,9 @@ export interface SnapshotterOptions {
   dir: string;
   /** Journal entries between two snapshots (at least). */
   every: number;
-  /** Entries the newest snapshot on disk covers (0 when there is none). */
+  /** Entries the newest snapshot on disk covers (0 when there is none), and the block it was taken at (-1). */
   coveredEntries: number;
+  coveredHead: number;
   /** The journal's current length. */
   journalEntries: () => number;
   /** Work that shortens `capture` and needs the chain not held still (the coprocessor reads new events). */
@@ -191,27 +215,40 @@ const HELD_SHARE = 0.1;
  */
 export class Snapshotter {
   readonly #options: SnapshotterOptions;
-  #covered: number;
+  #covered: SnapshotCover;
   #attempted: number;
   #notBefore = 0;
   #running: Promise<void> | null = null;
+  /** The newest snapshot cannot start the journal as it now is (`rewindsPast`): the next one is due at once. */
+  #outdated = false;
 
   constructor(options: SnapshotterOptions) {
     this.#options = options;
-    this.#covered = options.coveredEntries;
+    this.#covered = { entries: options.coveredEntries, headNumber: options.coveredHead };
     this.#attempted = options.coveredEntries;
   }
 
   /** Journal entries the newest snapshot covers. */
   get coveredEntries(): number {
-    return this.#covered;
+    return this.#covered.entries;
   }
 
   /** Called after each journal entry: starts a snapshot when enough entries and time have passed. */
   onJournaled(): void {
-    if (this.#options.journalEntries() - this.#attempted < this.#options.every) return;
+    if (!this.#outdated && this.#options.journalEntries() - this.#attempted < this.#options.every) return;
     if (performance.now() < this.#notBefore) return;
     this.takeInBackground();
+  }
+
+  /**
+   * Called after the chain went back (`entry`): when the newest snapshot can no longer start the journal, a start
+   * would fall back to an older one (or to the whole journal) until the next snapshot, which is taken soon.
+   */
+  onRewind(entry: JournalEntry): void {
+    // While one is being taken, which it covers is not known yet: another follows it.
+    if (!this.#running && !rewindsPast(entry, this.#covered)) return;
+    this.#outdated = true;
+    this.onJournaled();
   }
 
   /** Starts a snapshot unless one is being taken. */
@@ -219,18 +256,21 @@ export class Snapshotter {
     if (this.#running) return;
     this.#running = this.#take().finally(() => {
       this.#running = null;
+      if (this.#outdated) this.onJournaled();
     });
   }
 
   /** Waits for a snapshot being taken, then takes one if the journal has grown since (graceful stop). */
   async takeFinal(): Promise<void> {
     await this.#running;
-    if (this.#options.journalEntries() > this.#covered) await this.#take();
+    if (this.#options.journalEntries() > this.#covered.entries) await this.#take();
   }
 
   async #take(): Promise<void> {
     const started = performance.now();
     this.#attempted = this.#options.journalEntries();
+    const outdated = this.#outdated;
+    this.#outdated = false;
     let heldMs = 0;
     try {
       await this.#options.prepare();
@@ -242,11 +282,12 @@ export class Snapshotter {
       const snapshot = { ...captured, chain: await compactDump(captured.chain) };
       const compactedAt = performance.now();
       const file = await writeSnapshot(this.#options.dir, snapshot);
-      this.#covered = snapshot.journal.entries;
+      this.#covered = { entries: snapshot.journal.entries, headNumber: snapshot.head.number };
       this.#options.log.info(
         `chain snapshot ${path.basename(file)} (${snapshot.journal.entries} journal entries, block ${snapshot.head.number}): chain held ${Math.round(heldMs)} ms, then compacted in ${Math.round(compactedAt - capturedAt)} ms and written in ${Math.round(performance.now() - compactedAt)} ms (${Math.round(prepared - started)} ms of preparation before)`,
       );
     } catch (error) {
+      this.#outdated ||= outdated;
       this.#options.log.error(
         `chain snapshot failed (the journal holds everything): ${(error as Error).message}`,
       );

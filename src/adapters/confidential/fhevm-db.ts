@@ -46,6 +46,10 @@ function entryToString(clearText: string, metadata: FhevmDBHandleMetadata): stri
   return `${metadata.blockNumber}:${metadata.index}:${metadata.transactionHash}:${clearText}`;
 }
 
+function blockOf(text: string): number {
+  return Number.parseInt(text.slice(0, text.indexOf(':')), 10);
+}
+
 function stringToEntry(text: string): FhevmDBEntry {
   const [blockNumber, index, transactionHash, clearTextHex] = text.split(':');
   return {
@@ -95,12 +99,20 @@ export class SnapshotFhevmDB implements FhevmDB {
     this.#handles.clear();
   }
 
+  /**
+   * A handle computed again (handles are hashes of their operation and operands: the same computation in a later
+   * block gives the same handle and value) keeps the block it was first computed in, so that `rewind` keeps it while
+   * that block stays; a random value (`replace`) is taken as new.
+   */
   async insertHandleBytes32(
     handleBytes32Hex: string,
     clearText: bigint | string,
     metadata: FhevmDBHandleMetadata,
+    options?: { replace?: boolean },
   ): Promise<void> {
     if (!BYTES32.test(handleBytes32Hex)) throw new Error(`Not a bytes32 handle: ${handleBytes32Hex}`);
+    const known = this.#handles.get(handleBytes32Hex);
+    if (known !== undefined && options?.replace !== true && blockOf(known) <= metadata.blockNumber) return;
     // As FhevmDBMap: a bigint is kept as its decimal text, a string as given (hex); both read back with BigInt().
     this.#handles.set(handleBytes32Hex, entryToString(clearText.toString(), metadata));
   }
@@ -109,9 +121,10 @@ export class SnapshotFhevmDB implements FhevmDB {
     handleBytes32Hex: string,
     clearText: bigint | string,
     metadata: FhevmDBHandleMetadata,
+    options?: { replace?: boolean },
   ): Promise<boolean> {
     try {
-      await this.insertHandleBytes32(handleBytes32Hex, clearText, metadata);
+      await this.insertHandleBytes32(handleBytes32Hex, clearText, metadata, options);
       return true;
     } catch {
       return false;
@@ -127,6 +140,18 @@ export class SnapshotFhevmDB implements FhevmDB {
   async tryQueryHandleBytes32(handleBytes32Hex: string): Promise<FhevmDBEntry | undefined> {
     const entry = this.#handles.get(handleBytes32Hex);
     return entry === undefined ? undefined : stringToEntry(entry);
+  }
+
+  /**
+   * The chain went back to block `blockNumber`: the handles computed in the blocks after it are forgotten (a
+   * decryption answers for the chain as it now is) and the executor's events are read again from the block after it.
+   * Input handles (block 0) stay: they are the relayer's, not the chain's.
+   */
+  rewind(blockNumber: number): void {
+    for (const [handle, entry] of this.#handles) {
+      if (blockOf(entry) > blockNumber) this.#handles.delete(handle);
+    }
+    this.#fromBlockNumber = Math.min(this.#fromBlockNumber, blockNumber + 1);
   }
 
   /** The database's content, for a snapshot taken when every event before `fromBlockNumber` has been read. */

@@ -76,6 +76,11 @@ export interface MockFhevm {
   saveDatabase(): Promise<CoprocessorState>;
   /** Answers one of `RELAYER_METHODS` for an untrusted caller (every check of the real gateway first). */
   serveRelayer(method: string, params: unknown): Promise<unknown>;
+  /**
+   * The chain went back to block `blockNumber` (evm_revert, anvil_rollback, anvil_reorg): the handles of the blocks
+   * after it are forgotten and their events read again from the chain as it now is.
+   */
+  rewind(blockNumber: number): Promise<void>;
 }
 
 /**
@@ -114,15 +119,18 @@ export async function createMockFhevm(
   });
 
   const db = new SnapshotFhevmDB(params.database);
-  const coprocessor = await MockCoprocessor.create(readonlyProvider, {
-    coprocessorContractAddress: addresses.executor,
-    coprocessorContractInterface: new TopicIndexedInterface(
-      hostArtifact('FHEVMExecutor').abi as InterfaceAbi,
-    ),
-    coprocessorSigners: [coprocessorSigner],
-    inputVerifierContractAddress: addresses.inputVerifier,
-    db,
-  });
+  // It reads the executor's events from `db.fromBlockNumber` on (its position is its own): made again at a rewind.
+  const createCoprocessor = () =>
+    MockCoprocessor.create(readonlyProvider, {
+      coprocessorContractAddress: addresses.executor,
+      coprocessorContractInterface: new TopicIndexedInterface(
+        hostArtifact('FHEVMExecutor').abi as InterfaceAbi,
+      ),
+      coprocessorSigners: [coprocessorSigner],
+      inputVerifierContractAddress: addresses.inputVerifier,
+      db,
+    });
+  let coprocessor = await createCoprocessor();
 
   const insertInputs = async (handles: string[], values: string[]) => {
     for (const [i, handle] of handles.entries()) {
@@ -344,6 +352,11 @@ export async function createMockFhevm(
       return db.countHandles;
     },
     catchUp: () => decryptOneAtATime(() => coprocessor.awaitCoprocessor()),
+    rewind: (blockNumber) =>
+      decryptOneAtATime(async () => {
+        db.rewind(blockNumber);
+        coprocessor = await createCoprocessor();
+      }),
     saveDatabase: () =>
       decryptOneAtATime(async () => {
         const head = Number(await readonlyProvider.getBlockNumber());
