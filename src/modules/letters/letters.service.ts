@@ -285,14 +285,12 @@ export async function claimLetter(
 ): Promise<ClaimOutcome> {
   assertMoneyConfigured(deps);
   const wallet = await ownWallet(deps, user.id, input.walletId, scope);
-  return claimInto(deps, user, scope.keyId, wallet, input.claimCode, logger);
+  return claimInto(deps, user, wallet, input.claimCode, logger);
 }
 
 async function claimInto(
   deps: Deps,
   user: UserRow,
-  /** The API key that claims (recorded on the claim leg), null for a session. */
-  keyId: string | null,
   wallet: { id: string; address: Address },
   claimCode: string,
   logger: Logger,
@@ -339,7 +337,6 @@ async function claimInto(
         toAddress: wallet.address,
         counterparty: `Letter escrow ${letter.id}`,
         metadata: { letterId: letter.id, leg: 'claim' },
-        apiKeyId: keyId,
       }),
     );
     // The guarded flip: of concurrent claimants exactly one moves the letter out of a claimable status.
@@ -353,6 +350,6 @@ async function claimInto(
       updatedAt: now,
     });
   });
-  if (!claimed) return claimInto(deps, user, keyId, wallet, claimCode, logger);
+  if (!claimed) return claimInto(deps, user, wallet, claimCode, logger);
   return awaitClaim(deps, claimed, logger);
 }
