@@ -82,6 +82,9 @@ const REFUSED_METHODS = new Set([
 const READ_PREFIXES = ['eth_', 'net_', 'web3_', 'debug_', 'txpool_'];
 const READ_METHODS = new Set(['hardhat_metadata']);
 
+/** Blocks one `evm_mine`/`hardhat_mine` may mine (each is an `evm_mine` of the engine, replayed at every start). */
+const MAX_BLOCKS_AT_ONCE = 10_000;
+
 /** Anvil's wait for an `eth_send*Sync` transaction to be mined (automine off). */
 const SYNC_TIMEOUT_MS = 30_000;
 
@@ -477,6 +480,8 @@ export class JournaledChain implements Eip1193 {
       case 'evm_mine': {
         const { timestamp, blocks } = mineOptions(list);
         if (blocks === 0) return '0x0';
+        if (blocks > MAX_BLOCKS_AT_ONCE)
+          throw new RpcError(-32602, `evm_mine: at most ${MAX_BLOCKS_AT_ONCE} blocks`);
         let ts: number;
         if (timestamp === null) ts = this.#nextBlockTimestamp();
         else {
@@ -496,7 +501,8 @@ export class JournaledChain implements Eip1193 {
       case 'hardhat_mine': {
         const n = list[0] === undefined || list[0] === null ? 1 : toNumber(list[0], 'block count');
         const interval = list[1] === undefined || list[1] === null ? 1 : toNumber(list[1], 'interval');
-        if (n > 10_000 || interval < 1) throw new RpcError(-32602, 'hardhat_mine: at most 10000 blocks');
+        if (n > MAX_BLOCKS_AT_ONCE || interval < 1)
+          throw new RpcError(-32602, `hardhat_mine: at most ${MAX_BLOCKS_AT_ONCE} blocks`);
         if (n === 0) return null;
         const ts = this.#nextBlockTimestamp();
         for (let i = 0; i < n; i++) await this.#mineAt(ts + i * interval);
