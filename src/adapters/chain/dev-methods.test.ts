@@ -372,4 +372,28 @@ describe('the dev methods are journaled', () => {
       await restarted.close();
     }
   });
+
+  it('refuses to revert to a snapshot whose block a rollback removed (anvil would corrupt its head), and goes on', async () => {
+    const dataDir = tempDir();
+    const network = await createEmbeddedNetwork({ dataDir });
+    const rpc: Rpc = (method, params) => network.rpc({ method, params });
+    let head: Block;
+    try {
+      await rpc('evm_mine');
+      await rpc('evm_mine');
+      const id = await rpc('evm_snapshot');
+      await rpc('anvil_rollback', [1]);
+      await expect(rpc('evm_revert', [id])).rejects.toThrow(/no longer on the chain/);
+      await rpc('evm_mine');
+      head = await block(rpc);
+    } finally {
+      await network.close();
+    }
+    const again = await createEmbeddedNetwork({ dataDir });
+    try {
+      expect(await block((method, params) => again.rpc({ method, params }))).toEqual(head);
+    } finally {
+      await again.close();
+    }
+  });
 });

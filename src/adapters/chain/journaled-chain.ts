@@ -114,6 +114,7 @@ const TRACKED_SUBMISSIONS = 64;
 
 interface Head {
   number: number;
+  hash: string;
   timestamp: number;
 }
 
@@ -149,7 +150,7 @@ export class JournaledChain implements Eip1193 {
   /** Woken after each block mined (and each rewind): `eth_send*Sync` waits on it while automine is off. */
   #blockWaiters = new Set<() => void>();
   /** `evm_snapshot` ids handed out by this process → anvil's id and the journal index of the `snapshot` entry. */
-  #stateSnapshots = new Map<number, { anvilId: unknown; entry: number }>();
+  #stateSnapshots = new Map<number, { anvilId: unknown; entry: number; blockHash: string }>();
   #nextSnapshotId = 0;
   /** During a replay: `snapshot` entries a later `revert` names (journal index), and anvil's ids for those taken. */
   #replayTargets = new Set<number>();
@@ -180,8 +181,12 @@ export class JournaledChain implements Eip1193 {
     const block = (await this.#edr.request({
       method: 'eth_getBlockByNumber',
       params: ['latest', false],
-    })) as { number: string; timestamp: string };
-    return { number: Number(BigInt(block.number)), timestamp: Number(BigInt(block.timestamp)) };
+    })) as { number: string; hash: string; timestamp: string };
+    return {
+      number: Number(BigInt(block.number)),
+      hash: block.hash,
+      timestamp: Number(BigInt(block.timestamp)),
+    };
   }
 
   /**
@@ -535,7 +540,7 @@ export class JournaledChain implements Eip1193 {
         const entry = this.journalLength;
         await this.#record({ k: 'snapshot' });
         const id = this.#nextSnapshotId++;
-        this.#stateSnapshots.set(id, { anvilId, entry });
+        this.#stateSnapshots.set(id, { anvilId, entry, blockHash: (await this.#head()).hash });
         return toQuantity(id);
       }
       case 'evm_revert':
@@ -556,6 +561,17 @@ export class JournaledChain implements Eip1193 {
     const snapshot = this.#stateSnapshots.get(id);
     // As anvil: an unknown id (or one handed out before a restart) reverts nothing.
     if (!snapshot) return false;
+    // Anvil would point its head at a block a rollback or reorg removed, and fail half-way: refused before.
+    const snapshotBlock = await this.#edr.request({
+      method: 'eth_getBlockByHash',
+      params: [snapshot.blockHash, false],
+    });
+    if (snapshotBlock === null || snapshotBlock === undefined) {
+      throw new RpcError(
+        -32602,
+        `evm_revert: the block of snapshot ${toQuantity(id)} is no longer on the chain`,
+      );
+    }
     if ((await this.#edr.request({ method: 'evm_revert', params: [snapshot.anvilId] })) !== true)
       return false;
     for (const key of this.#stateSnapshots.keys()) if (key >= id) this.#stateSnapshots.delete(key);
