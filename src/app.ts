@@ -143,7 +143,10 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
         version: '1.0.0',
         description:
           'Confidential stablecoin payments on fhEVM, and letters of value. Every response is the envelope ' +
-          '`{ok: true, data}` or `{ok: false, error: {code, message, details?}}`, except the sandbox probes.',
+          '`{ok: true, data}` or `{ok: false, error: {code, message, details?}}`, except the sandbox probes. ' +
+          'Every response under a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` ' +
+          '(a `429` also `Retry-After`); a request refused with `403` (`session_required`, `account_disabled`, ' +
+          "…) counts against the principal's budget like any other, a write against its write budget.",
       },
       servers: [{ url: `${deps.config.publicOrigin}${API_PREFIX}` }],
       components: {

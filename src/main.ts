@@ -8,6 +8,7 @@ import { sendControlRequest, startControlServer } from './control.ts';
 import type { Deps } from './deps.ts';
 import { configuredSecrets, createRedactor, loggerOptions } from './http/logger.ts';
 import { LockHeldError } from './lib/pid-lock.ts';
+import { makeDataDirPrivate, PRIVATE_UMASK, tightenedMessage } from './lib/private-dir.ts';
 import { runAccountsCommand } from './modules/accounts/accounts.cli.ts';
 import { startFollower } from './modules/incoming/follower.service.ts';
 import { startLetterSweeper } from './modules/letters/sweep.service.ts';
@@ -62,10 +63,13 @@ function processLogger(config: Config): FastifyBaseLogger {
 
 async function run(role: Role): Promise<void> {
   const config = loadConfig();
+  const tightened = makeDataDirPrivate(config.dataDir);
   const deps = await createDeps(config, { network: true });
   // A worker process builds no HTTP app: the operations it runs come with its dependencies.
   const app = role.api ? await buildApp(deps) : null;
   const log = app?.log ?? processLogger(config);
+  if (tightened > 0)
+    log.warn({ dataDir: config.dataDir, tightened }, tightenedMessage(config.dataDir, tightened));
   const stoppers: Array<() => Promise<void>> = [];
   // The embedded database is this process's alone: operator commands reach it through the control socket.
   if (deps.database.kind === 'pglite') stoppers.push(await startControlServer(deps));
@@ -119,8 +123,10 @@ function parseBlockTime(args: string[]): number | undefined {
 async function runDevnet(args: string[]): Promise<void> {
   const settings = loadDevnetSettings();
   const blockTime = parseBlockTime(args);
+  const tightened = makeDataDirPrivate(settings.dataDir);
   const { startDevnet } = await import('./adapters/chain/devnet.ts');
   const say = (message: string) => console.log(`devnet: ${message}`);
+  if (tightened > 0) say(tightenedMessage(settings.dataDir, tightened));
   const devnet = await startDevnet({
     ...settings,
     ...(blockTime ? { blockTime } : {}),
@@ -146,6 +152,8 @@ async function runDevnet(args: string[]): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<void> {
+  // Whatever the command, what it creates is its user's alone (the data directory's own tightening is per command).
+  process.umask(PRIVATE_UMASK);
   const [command, ...rest] = argv;
   switch (command) {
     case 'start':
@@ -162,6 +170,8 @@ async function main(argv: string[]): Promise<void> {
         console.log('the service running in DATA_DIR applied the migrations when it started');
         return;
       }
+      const tightened = makeDataDirPrivate(config.dataDir);
+      if (tightened > 0) console.log(tightenedMessage(config.dataDir, tightened));
       const deps: Deps = await createDeps(config);
       await closeDeps(deps);
       console.log('migrations applied');

@@ -4,6 +4,7 @@
  * whose callback waits for the main thread's `end`; PGlite holds its lock meanwhile, so statements outside the
  * transaction queue behind it exactly as they would in process.
  */
+import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type QueryOptions, type Transaction } from '@electric-sql/pglite';
 import {
@@ -16,6 +17,20 @@ import {
 const port = parentPort;
 if (!port) throw new Error('pglite-thread.worker.ts runs only as a worker thread');
 const { dataDir } = workerData as { dataDir: string | null };
+
+/**
+ * The data directory is private (directories 0700, files 0600: src/lib/private-dir.ts), but PGlite's file system
+ * (Emscripten's NODEFS) chmods every file it creates to the mode the database asked for, past the process's umask:
+ * a new cluster's files came out 0666 (its first write-ahead log segment among them) and some later ones 0644. In
+ * this thread, which runs PGlite alone, a chmod never grants group or other bits.
+ */
+function keepChmodPrivate(): void {
+  const privateMode = (mode: fs.Mode) => (typeof mode === 'string' ? Number.parseInt(mode, 8) : mode) & 0o700;
+  const { chmodSync, fchmodSync } = fs;
+  fs.chmodSync = (path, mode) => chmodSync(path, privateMode(mode));
+  fs.fchmodSync = (fd, mode) => fchmodSync(fd, privateMode(mode));
+}
+if (dataDir) keepChmodPrivate();
 
 interface OpenTransaction {
   tx: Transaction;

@@ -95,6 +95,11 @@ function assertOperatorSecret(deps: Deps, request: FastifyRequest): void {
   }
 }
 
+/** A principal as one string, `api_key:<id>` or `session:<id>`: the subject of its budgets, the claimant of a claim. */
+export function principalKey(principal: Pick<Principal, 'kind' | 'id'>): string {
+  return `${principal.kind}:${principal.id}`;
+}
+
 /** The principal of an authenticated route; routes with `auth: 'none'` must not call it. */
 export function principalOf(request: FastifyRequest): { principal: Principal; user: UserRow } {
   if (!request.principal || !request.user) throw new AppError('unauthenticated', 'Authentication required.');
@@ -114,9 +119,14 @@ export function limitFor(deps: Deps, rate: 'read' | 'write' | 'claim'): Limit {
 }
 
 /**
- * Authentication, then the principal's budget, before the body is even parsed. Who may call a route is declared on
- * the route (`config.auth`), never assumed: this hook, the OpenAPI document's security and the authorization
- * matrix test all read it, so a route registered after this without one is refused.
+ * Authentication, then the principal's budget, then authorization, before the body is even parsed. Who may call a
+ * route is declared on the route (`config.auth`), never assumed: this hook, the OpenAPI document's security and the
+ * authorization matrix test all read it, so a route registered after this without one is refused.
+ *
+ * The budget is spent as soon as the principal is known, before any `403` (a disabled account, a key on a
+ * session-only route, a key's scope): a refused write costs the principal's write budget like any write and its
+ * answer carries the RateLimit-* headers, so a leaked key cannot probe what it may not do without limit. A 403
+ * decided later, in a route or a service, comes after the budget all the same.
  */
 export function installAuth(app: FastifyInstance, deps: Deps, resolvers: CredentialResolvers): void {
   app.addHook('onRoute', (route) => {
@@ -132,23 +142,25 @@ export function installAuth(app: FastifyInstance, deps: Deps, resolvers: Credent
     const config = request.routeOptions.config ?? {};
     const mode = config.auth ?? 'none';
     if (mode === 'operator') assertOperatorSecret(deps, request);
-    else if (mode !== 'none') {
-      const { principal, user } = await authenticate(deps, resolvers, request);
-      if (user.disabledAt) throw new AppError('account_disabled', 'This account is disabled.');
-      if (mode === 'session' && principal.kind !== 'session') {
-        throw new AppError(
-          'session_required',
-          'This operation needs a browser session; API keys cannot do it.',
-        );
-      }
-      request.principal = principal;
-      request.user = user;
-    }
+    const known =
+      mode === 'either' || mode === 'session' ? await authenticate(deps, resolvers, request) : null;
     const rate = config.rate ?? (request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write');
-    if (rate === 'none' || rate === 'own') return;
-    const principal = request.principal;
-    const subject = principal ? `${principal.kind}:${principal.id}` : `ip:${request.ip}`;
-    const keyed = rate === 'claim' ? `${subject}|ip:${request.ip}` : subject;
-    await consume(deps.rateLimits, rateLimitHeaders(reply), limitFor(deps, rate), keyed, deps.clock.now());
+    if (rate !== 'none' && rate !== 'own') {
+      const principal = known?.principal;
+      const subject = principal ? principalKey(principal) : `ip:${request.ip}`;
+      const keyed = rate === 'claim' ? `${subject}|ip:${request.ip}` : subject;
+      await consume(deps.rateLimits, rateLimitHeaders(reply), limitFor(deps, rate), keyed, deps.clock.now());
+    }
+    if (!known) return;
+    // Authorization: every refusal from here on has been charged to the principal's budget above.
+    if (known.user.disabledAt) throw new AppError('account_disabled', 'This account is disabled.');
+    if (mode === 'session' && known.principal.kind !== 'session') {
+      throw new AppError(
+        'session_required',
+        'This operation needs a browser session; API keys cannot do it.',
+      );
+    }
+    request.principal = known.principal;
+    request.user = known.user;
   });
 }

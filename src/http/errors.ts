@@ -6,7 +6,9 @@ import { AppError } from '../lib/errors.ts';
 import { JSON_CONTENT_TYPE } from './envelope.ts';
 
 interface ValidationIssue {
+  keyword?: string;
   instancePath?: string;
+  schemaPath?: string;
   message?: string;
   params?: Record<string, unknown>;
 }
@@ -21,6 +23,35 @@ function issuePath(issue: ValidationIssue): string {
   return base;
 }
 
+/**
+ * A value outside a union of literals (TypeBox's `Type.Union` of `Type.Literal`s: an `anyOf` of `const`s) fails
+ * every branch, and Ajv reports each (`must be equal to constant`, once per allowed value) and then the `anyOf`:
+ * those become one issue that lists the allowed values. Any other union's issues are left as they are.
+ */
+function collapseLiteralUnions(issues: ValidationIssue[]): Array<{ path: string; message: string }> {
+  const merged = new Set<ValidationIssue>();
+  const replaced = new Map<ValidationIssue, string>();
+  for (const union of issues) {
+    if (union.keyword !== 'anyOf' || !union.schemaPath) continue;
+    const branches = issues.filter(
+      (issue) =>
+        issue !== union &&
+        issue.instancePath === union.instancePath &&
+        issue.schemaPath?.startsWith(`${union.schemaPath}/`),
+    );
+    if (branches.length === 0 || !branches.every((issue) => issue.keyword === 'const')) continue;
+    for (const branch of branches) merged.add(branch);
+    const allowed = branches.map((issue) => JSON.stringify(issue.params?.allowedValue));
+    replaced.set(union, `must be one of ${allowed.join(', ')}`);
+  }
+  return issues
+    .filter((issue) => !merged.has(issue))
+    .map((issue) => ({
+      path: issuePath(issue),
+      message: replaced.get(issue) ?? issue.message ?? 'is invalid',
+    }));
+}
+
 function notFoundFor(request: FastifyRequest): AppError {
   const code = request.routeOptions.config?.notFound ?? 'not_found';
   return new AppError(code, code === 'letter_not_found' ? 'No such letter.' : 'Not found.');
@@ -33,10 +64,7 @@ function toAppError(error: FastifyError | AppError | Error, request: FastifyRequ
     const where = fastifyError.validationContext ?? 'body';
     // A path id of the wrong shape names nothing the caller owns: it reads like another account's id.
     if (where === 'params') return notFoundFor(request);
-    const details = fastifyError.validation.map((issue) => ({
-      path: issuePath(issue),
-      message: issue.message ?? 'is invalid',
-    }));
+    const details = collapseLiteralUnions(fastifyError.validation);
     return new AppError('validation_error', `The request ${where} is invalid.`, { details });
   }
   switch (fastifyError.code) {

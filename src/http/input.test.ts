@@ -149,6 +149,17 @@ describe('JSON bodies are strict about types', () => {
   });
 });
 
+describe('values outside a list', () => {
+  it('are one validation_error detail listing the allowed values, in a query and in a body', async () => {
+    const filter = errorOf(await send('GET', '/transactions?type=NOPE'));
+    expect(filter).toMatchObject({ status: 400, code: 'validation_error' });
+    expect(filter.details).toEqual([{ path: 'type', message: expect.stringContaining('"LETTER_CLAIM"') }]);
+    const body = errorOf(await send('POST', '/wallets', { type: 'PAPER' }));
+    expect(body).toMatchObject({ status: 400, code: 'validation_error' });
+    expect(body.details).toEqual([{ path: 'type', message: 'must be one of "CUSTODIAL", "EXTERNAL"' }]);
+  });
+});
+
 describe('headers', () => {
   it('every API answer is no-store and nosniff; a sensitive one too', async () => {
     for (const response of [

@@ -9,6 +9,7 @@ import {
 } from '../../test/harness.ts';
 import { PostgresRateLimitStore } from '../db/rate-limits.ts';
 import { ManualClock } from '../lib/time.ts';
+import { runAccountsCommand } from '../modules/accounts/accounts.cli.ts';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -61,6 +62,55 @@ describe('rate limits', () => {
     });
     expect(errorOf(limited)).toMatchObject({ status: 429, code: 'rate_limited' });
     expect((await ctx.app.inject({ url: '/api/v1/me', headers: caller.headers })).statusCode).toBe(200);
+  });
+});
+
+describe('writes refused with 403', () => {
+  it("count against the principal's write budget with RateLimit-* headers: 35 POST /keys with a key meet a 429", async () => {
+    const caller = await signup(ctx.app);
+    const key = await apiKeyOf(ctx.app, caller);
+    alignToMinute();
+    const answers = [];
+    for (let i = 0; i < 35; i += 1) {
+      answers.push(
+        await ctx.app.inject({
+          method: 'POST',
+          url: '/api/v1/keys',
+          headers: key.headers,
+          payload: { name: `k${i}` },
+        }),
+      );
+    }
+    for (const [i, answer] of answers.slice(0, 30).entries()) {
+      expect(errorOf(answer)).toMatchObject({ status: 403, code: 'session_required' });
+      expect(answer.headers['ratelimit-limit']).toBe('30');
+      expect(answer.headers['ratelimit-remaining']).toBe(String(29 - i));
+    }
+    for (const answer of answers.slice(30)) {
+      expect(errorOf(answer)).toMatchObject({ status: 429, code: 'rate_limited' });
+      expect(Number(answer.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    // The budget spent is the key's own: the owner's session still writes.
+    const own = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/v1/keys',
+      headers: caller.headers,
+      payload: { name: 'mine' },
+    });
+    expect(own.statusCode).toBe(201);
+  });
+
+  it("charge a disabled account's principal too", async () => {
+    const caller = await signup(ctx.app);
+    await runAccountsCommand(ctx.deps, 'disable', { email: caller.email });
+    alignToMinute();
+    const patch = () =>
+      ctx.app.inject({ method: 'PATCH', url: '/api/v1/me', headers: caller.headers, payload: { name: 'x' } });
+    const first = await patch();
+    expect(errorOf(first)).toMatchObject({ status: 403, code: 'account_disabled' });
+    expect(first.headers['ratelimit-remaining']).toBe('29');
+    for (let i = 1; i < 30; i += 1) await patch();
+    expect(errorOf(await patch())).toMatchObject({ status: 429, code: 'rate_limited' });
   });
 });
 

@@ -190,7 +190,8 @@ async function call(
   );
   const json = /^application\/json/.test(String(response.headers['content-type'])) && !operation.flat;
   const code = json ? (response.json() as { error?: { code?: string } }).error?.code : undefined;
-  return { status: response.statusCode, code, body: response.body, problems };
+  const budgeted = response.headers['ratelimit-limit'] !== undefined;
+  return { status: response.statusCode, code, body: response.body, problems, budgeted };
 }
 
 /** One line per way the answer differs from what is expected (none when it is right). */
@@ -206,6 +207,9 @@ function failuresOf(
       failures.push(`${where}: refused (${got})`);
   } else if (answer.status !== expected.status || answer.code !== expected.code) {
     failures.push(`${where}: expected ${expected.status} ${expected.code}, got ${got}`);
+  } else if (expected.status === 403 && !answer.budgeted) {
+    // A refusal of a known principal spends its budget like the request would have (issue 25).
+    failures.push(`${where}: 403 without the RateLimit-* headers of the budget it spent`);
   }
   return failures;
 }

@@ -1,11 +1,13 @@
 /**
  * The local mailbox page (`/#/mailbox`, sandbox only): what the service would have emailed (reset links, security
- * notices), newest first. The service answers 404 wherever email really goes out.
+ * notices), newest first. It follows the API's rule: signed in, the account's own messages; signed out, only in a
+ * browser on the machine the service runs on. The service answers 404 to anyone else, and wherever email really
+ * goes out: the page then says there is no local mailbox here.
  */
 
 import type { Static } from '@sinclair/typebox';
 import type { MailboxMessage as MailboxMessageSchema } from '../../src/modules/notifications/notifications.schema.ts';
-import { get } from './api.ts';
+import { ApiError, get } from './api.ts';
 import { formatTime, h, replace, showError, statusArea } from './dom.ts';
 import { plainError } from './errors.ts';
 
@@ -35,6 +37,18 @@ export function mailboxPage(): HTMLElement {
             ),
       );
     } catch (error) {
+      if (error instanceof ApiError && error.code === 'not_found') {
+        replace(
+          list,
+          h(
+            'p',
+            { class: 'empty' },
+            'There is no local mailbox here. It opens only in a browser on the machine the service runs on, or ' +
+              'with your own messages once you log in; a service that sends real email has none.',
+          ),
+        );
+        return;
+      }
       showError(status, plainError(error));
     }
   }

@@ -546,7 +546,7 @@ export interface paths {
         put?: never;
         /**
          * Claim a letter into one of your wallets
-         * @description Blocks up to about 20 s. First claimant wins; the same claimant repeating gets the existing claim. Limited to 10 attempts per 15 minutes per principal and IP.
+         * @description Blocks up to about 20 s. First claimant wins. The same principal (the same API key, or the same browser session) repeating into the same wallet gets the existing claim back (200); any other principal, even of the same account, or another wallet, gets `409 already_claimed`. Limited to 10 attempts per 15 minutes per principal and IP.
          */
         post: operations["claimLetter"];
         delete?: never;
@@ -1047,8 +1047,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The local mailbox (sandbox only)
-         * @description What the service would have emailed (password reset links, security notices), newest first, on the sandbox networks without `SMTP_URL`: the messages kept under `DATA_DIR/mailbox`. `404 not_found` wherever email goes out over SMTP or is not configured (always in production).
+         * The local mailbox (sandbox only; local, or your own messages)
+         * @description What the service would have emailed (password reset links, security notices), newest first, on the sandbox networks without `SMTP_URL`: the messages kept under `DATA_DIR/mailbox`. Like a local mail catcher it is the developer's own inbox. With a browser session (from anywhere) it lists only the messages to the signed-in account's email; a `to` naming another address finds none. Without a session it answers only requests straight from the machine the service runs on: the TCP peer is a loopback address and the request carries no `X-Forwarded-For`, `Forwarded`, `X-Real-IP` or `Via` header, whatever `TRUST_PROXY` says. API keys do not count. Every other request, and every request wherever email goes out over SMTP or is not configured (always in production), is `404 not_found`.
          */
         get: operations["listMailboxMessages"];
         put?: never;
@@ -1280,13 +1280,18 @@ export interface components {
             memo: string;
             recipient: {
                 name: string;
+                /** @description Every field is present. */
                 address: {
                     line1: string;
-                    line2: string | null;
-                    landmark: string | null;
+                    /** @description "" when not given */
+                    line2: string;
+                    /** @description "" when not given */
+                    landmark: string;
                     city: string;
                     region: string;
+                    /** @description null when not given (the only nullable field) */
                     postal: string | null;
+                    /** @description ISO 3166-1 alpha-2 code */
                     country: string;
                     countryName: string;
                 };

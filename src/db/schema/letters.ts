@@ -73,6 +73,11 @@ export const letters = pgTable(
     claimantUserId: text('claimant_user_id').references(() => users.id),
     claimantWalletId: text('claimant_wallet_id').references(() => wallets.id),
     claimantAddress: text('claimant_address').$type<Address>(),
+    /**
+     * The principal that made the claim, `api_key:<id>` or `session:<id>`: only it may repeat the claim. Null on
+     * claims made before it was recorded (migration 0009): those are the claimant account's.
+     */
+    claimantPrincipal: text('claimant_principal'),
     claimedAt: ts('claimed_at'),
     mail: jsonb('mail').$type<MailBlock>(),
     mailAttempts: jsonb('mail_attempts')

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../../deps.ts';
-import { findUserByEmail, insertUser } from './accounts.repository.ts';
+import { findUserByEmail, insertUser, nextTokenVersion } from './accounts.repository.ts';
 import { changeUser } from './accounts.service.ts';
 import { assertPasswordPolicy, hashPassword } from './password.ts';
 
@@ -42,7 +42,15 @@ export async function runAccountsCommand(
     case 'enable': {
       const user = await findUserByEmail(db, email);
       if (!user) throw new Error(`no account with email ${email}`);
-      await changeUser(deps, user.id, { disabledAt: action === 'disable' ? now : null, updatedAt: now });
+      // Disabling ends every session (the token version moves on): enabling again brings back API keys, by
+      // design, but no session minted before the disable.
+      await changeUser(
+        deps,
+        user.id,
+        action === 'disable'
+          ? { disabledAt: now, tokenVersion: nextTokenVersion(), updatedAt: now }
+          : { disabledAt: null, updatedAt: now },
+      );
       return `account ${user.id} <${user.email}> ${action}d`;
     }
     default:

@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, eq, gt, isNull, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client.ts';
 import { type SessionRow, sessions, type UserRow, users } from '../../db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';
@@ -56,11 +56,17 @@ export async function insertUser(
   return row;
 }
 
-export async function updateUser(
-  db: DbOrTx,
-  id: string,
-  values: Partial<Omit<UserRow, 'id' | 'createdAt'>>,
-): Promise<UserRow> {
+/** What an account's row may be changed to: values, or SQL computed from the row (`nextTokenVersion`). */
+export type UserChanges = {
+  [Column in keyof Omit<UserRow, 'id' | 'createdAt'>]?: UserRow[Column] | SQL;
+};
+
+/** The account's token version moved on in the update itself: every session minted before ends, whatever races it. */
+export function nextTokenVersion(): SQL {
+  return sql`${users.tokenVersion} + 1`;
+}
+
+export async function updateUser(db: DbOrTx, id: string, values: UserChanges): Promise<UserRow> {
   const [row] = await db.update(users).set(values).where(eq(users.id, id)).returning();
   if (!row) throw new Error(`user ${id} vanished`);
   return row;
@@ -106,7 +112,10 @@ export async function createSession(
   return { token, session };
 }
 
-/** The live session for a cookie token with its user, or undefined when unknown, expired or revoked. */
+/**
+ * The unexpired, unrevoked session of a cookie token with its user, or undefined. Whether its token version is
+ * still the user's is for the caller to judge (`resolveSession`).
+ */
 export async function findLiveSession(
   db: DbOrTx,
   token: string,
@@ -117,12 +126,7 @@ export async function findLiveSession(
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
     .where(
-      and(
-        eq(sessions.tokenHash, sha256Hex(token)),
-        isNull(sessions.revokedAt),
-        gt(sessions.expiresAt, now),
-        eq(sessions.tokenVersion, users.tokenVersion),
-      ),
+      and(eq(sessions.tokenHash, sha256Hex(token)), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)),
     )
     .limit(1);
   return row;

@@ -201,7 +201,12 @@ export async function changePassword(
   });
 }
 
-/** The account behind a session cookie's token, or `401 session_expired` (unknown, ended, or superseded). */
+/**
+ * The account behind a session cookie's token, or `401 session_expired` (unknown, ended, or superseded). A session
+ * superseded by a disable (which moves the token version on) still names its account while that account is
+ * disabled, so the auth hook answers `403 account_disabled` as it does for the account's keys; once the account is
+ * enabled again the session stays ended.
+ */
 export async function resolveSession(deps: Deps, token: string, now: Date): Promise<UserCredential> {
   const hash = sha256Hex(token);
   const cache = deps.credentialCache;
@@ -221,7 +226,7 @@ export async function resolveSession(deps: Deps, token: string, now: Date): Prom
   }
   if (
     (credential.expiresAt && credential.expiresAt <= now) ||
-    credential.tokenVersion !== credential.user.tokenVersion
+    (credential.tokenVersion !== credential.user.tokenVersion && !credential.user.disabledAt)
   ) {
     throw new AppError('session_expired', 'The session has expired. Log in again.');
   }

@@ -379,6 +379,38 @@ describe('operator accounts command', () => {
     expect(errorOf(loginDisabled)).toMatchObject({ status: 403, code: 'account_disabled' });
 
     await runAccountsCommand(ctx.deps, 'enable', { email: 'ops@example.com' });
-    expect((await ctx.app.inject({ url: '/api/v1/me', headers: { cookie } })).statusCode).toBe(200);
+    // Disabling ended every session: enabled again, the old cookie stays ended; the API key works again (by design).
+    const oldSession = await ctx.app.inject({ url: '/api/v1/me', headers: { cookie } });
+    expect(errorOf(oldSession)).toMatchObject({ status: 401, code: 'session_expired' });
+    expect((await ctx.app.inject({ url: '/api/v1/me', headers: key.headers })).statusCode).toBe(200);
+    const again = await login('ops@example.com', password, '192.0.2.62');
+    expect(again.statusCode).toBe(200);
+    const fresh = sessionCookieOf(again.headers['set-cookie']);
+    expect((await ctx.app.inject({ url: '/api/v1/me', headers: { cookie: fresh } })).statusCode).toBe(200);
+  });
+
+  it('ends the sessions a disable finds, even one the credential cache holds', async () => {
+    const caller = await signup(ctx.app);
+    const key = await apiKeyOf(ctx.app, caller);
+    // Both credentials used just now: resolved and kept in the embedded database's credential cache.
+    for (const headers of [caller.headers, key.headers]) {
+      expect((await ctx.app.inject({ url: '/api/v1/me', headers })).statusCode).toBe(200);
+    }
+    await runAccountsCommand(ctx.deps, 'disable', { email: caller.email });
+    await runAccountsCommand(ctx.deps, 'enable', { email: caller.email });
+    const session = await ctx.app.inject({
+      method: 'PATCH',
+      url: '/api/v1/me',
+      headers: caller.headers,
+      payload: { name: 'Back' },
+    });
+    expect(errorOf(session)).toMatchObject({ status: 401, code: 'session_expired' });
+    const keyed = await ctx.app.inject({
+      method: 'PATCH',
+      url: '/api/v1/me',
+      headers: key.headers,
+      payload: { name: 'Back' },
+    });
+    expect(keyed.statusCode).toBe(200);
   });
 });

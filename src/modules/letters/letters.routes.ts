@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { LETTER_STATUSES } from '../../db/schema/letters.ts';
 import type { Deps } from '../../deps.ts';
-import { principalOf } from '../../http/auth.ts';
+import { principalKey, principalOf } from '../../http/auth.ts';
 import { pageFields, positionOf } from '../../http/cursor.ts';
 import { ErrorEnvelope, IdParam, ok, PageOf, PageQueryFields, responses } from '../../http/envelope.ts';
 import { rateLimitHeaders } from '../../http/rate-limit.ts';
@@ -237,15 +237,22 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
         tags: ['Letters'],
         summary: 'Claim a letter into one of your wallets',
         description:
-          'Blocks up to about 20 s. First claimant wins; the same claimant repeating gets the existing claim. ' +
-          'Limited to 10 attempts per 15 minutes per principal and IP.',
+          'Blocks up to about 20 s. First claimant wins. The same principal (the same API key, or the same ' +
+          'browser session) repeating into the same wallet gets the existing claim back (200); any other principal, ' +
+          'even of the same account, or another wallet, gets `409 already_claimed`. Limited to 10 attempts per 15 ' +
+          'minutes per principal and IP.',
         body: Type.Object({ claimCode: Type.String({ minLength: 1, maxLength: 64 }), walletId: Text(64) }),
         response: responses({ 200: Type.Object({ letter: Letter, transaction: Transaction }) }),
       },
     },
     async (request) => {
-      const { user } = principalOf(request);
-      const outcome = await claimLetter(deps, user, request.body, request.log);
+      const { user, principal } = principalOf(request);
+      const outcome = await claimLetter(
+        deps,
+        { user, principal: principalKey(principal) },
+        request.body,
+        request.log,
+      );
       return ok({
         letter: await presentLetter(deps, outcome.letter, { userId: user.id }),
         transaction: toTransaction(outcome.transaction, deps.network),

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Network } from '../../adapters/chain/types.ts';
-import type { LetterRow, TransactionRow, UserRow } from '../../db/schema/index.ts';
+import type { LetterRow, RecipientAddress, TransactionRow, UserRow } from '../../db/schema/index.ts';
 import { LETTER_STATUSES } from '../../db/schema/letters.ts';
 import { Nullable, NullableTimestamp, Timestamp } from '../../http/envelope.ts';
 import { formatAmount } from '../../lib/money.ts';
@@ -19,6 +19,27 @@ export function countryName(code: string): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * A letter's address as the API (and a webhook, and the print provider) shows it: every field present, `line2` and
+ * `landmark` `""` when not given, `postal` null when not given (the one nullable field), and the country's name.
+ */
+export function addressOf(stored: RecipientAddress): RecipientAddress & {
+  line2: string;
+  landmark: string;
+  countryName: string;
+} {
+  return {
+    line1: stored.line1,
+    line2: stored.line2 ?? '',
+    landmark: stored.landmark ?? '',
+    city: stored.city,
+    region: stored.region,
+    postal: stored.postal ?? null,
+    country: stored.country,
+    countryName: countryName(stored.country) ?? stored.country,
+  };
 }
 
 /** The print provider mails from the United States: a US address is domestic. */
@@ -43,16 +64,19 @@ export const Letter = Type.Object(
     memo: Type.String({ description: '"sealed" until the letter is claimed' }),
     recipient: Type.Object({
       name: Type.String(),
-      address: Type.Object({
-        line1: Type.String(),
-        line2: Nullable(Type.String()),
-        landmark: Nullable(Type.String()),
-        city: Type.String(),
-        region: Type.String(),
-        postal: Nullable(Type.String()),
-        country: Type.String(),
-        countryName: Type.String(),
-      }),
+      address: Type.Object(
+        {
+          line1: Type.String(),
+          line2: Type.String({ description: '"" when not given' }),
+          landmark: Type.String({ description: '"" when not given' }),
+          city: Type.String(),
+          region: Type.String(),
+          postal: Nullable(Type.String({ description: 'null when not given (the only nullable field)' })),
+          country: Type.String({ description: 'ISO 3166-1 alpha-2 code' }),
+          countryName: Type.String(),
+        },
+        { description: 'Every field is present.' },
+      ),
     }),
     isDomestic: Type.Boolean(),
     expiresAt: Timestamp,
@@ -147,13 +171,7 @@ export function toLetter(
     token: 'cSTABLE',
     amountVisibility: 'sealed' as const,
     memo: revealed ? memo : 'sealed',
-    recipient: {
-      name: row.recipientName,
-      address: {
-        ...row.recipientAddress,
-        countryName: countryName(row.recipientAddress.country) ?? row.recipientAddress.country,
-      },
-    },
+    recipient: { name: row.recipientName, address: addressOf(row.recipientAddress) },
     isDomestic: row.recipientAddress.country === HOME_COUNTRY,
     expiresAt: iso(row.expiresAt),
     sender: { walletId: row.senderWalletId, address: row.senderAddress },

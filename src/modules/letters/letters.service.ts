@@ -266,28 +266,48 @@ async function awaitClaim(deps: Deps, letter: LetterRow, logger: Logger): Promis
   return { letter: current, transaction };
 }
 
+/** Who claims: the account, and the principal (`api_key:<id>` or `session:<id>`) it claims through. */
+export interface Claimant {
+  user: UserRow;
+  principal: string;
+}
+
+/**
+ * Whether a claim already made is this claimant's into this wallet: the same principal (each API key and each
+ * browser session is one), not merely the same account. A claim made before principals were recorded (migration
+ * 0009) keeps the rule it was made under: the same account.
+ */
+function isOwnClaim(letter: LetterRow, claimant: Claimant, walletId: string): boolean {
+  if (letter.claimantWalletId !== walletId) return false;
+  return letter.claimantPrincipal === null
+    ? letter.claimantUserId === claimant.user.id
+    : letter.claimantPrincipal === claimant.principal;
+}
+
 /**
  * Claims a letter by its code into one of the claimant's wallets and answers once the release is settled. The
- * first claimant wins; the same claimant (and wallet) asking again gets the claim in progress.
+ * first claimant wins; the same principal asking again into the same wallet gets the claim in progress; any other
+ * principal (even of the same account) or wallet gets `409 already_claimed`.
  */
 export async function claimLetter(
   deps: Deps,
-  user: UserRow,
+  claimant: Claimant,
   input: { claimCode: string; walletId: string },
   logger: Logger,
 ): Promise<ClaimOutcome> {
   assertMoneyConfigured(deps);
-  const wallet = await ownWallet(deps, user.id, input.walletId);
-  return claimInto(deps, user, wallet, input.claimCode, logger);
+  const wallet = await ownWallet(deps, claimant.user.id, input.walletId);
+  return claimInto(deps, claimant, wallet, input.claimCode, logger);
 }
 
 async function claimInto(
   deps: Deps,
-  user: UserRow,
+  claimant: Claimant,
   wallet: { id: string; address: Address },
   claimCode: string,
   logger: Logger,
 ): Promise<ClaimOutcome> {
+  const { user } = claimant;
   const network = requireNetwork(deps);
   const { db } = deps.database;
   const letter = await findLetterByCodeHash(db, claimCodeHash(normalizeClaimCode(claimCode)));
@@ -298,8 +318,7 @@ async function claimInto(
       'You sent this letter: it cannot be claimed by its sender.',
     );
   if (letter.status === 'CLAIMING' || letter.status === 'CLAIMED') {
-    if (letter.claimantUserId === user.id && letter.claimantWalletId === wallet.id)
-      return awaitClaim(deps, letter, logger);
+    if (isOwnClaim(letter, claimant, wallet.id)) return awaitClaim(deps, letter, logger);
     throw new AppError('already_claimed', 'This letter has already been claimed.');
   }
   if (letter.status === 'EXPIRED')
@@ -337,12 +356,13 @@ async function claimInto(
       status: 'CLAIMING',
       claimableStatus: claimable,
       claimantUserId: user.id,
+      claimantPrincipal: claimant.principal,
       claimantWalletId: wallet.id,
       claimantAddress: wallet.address,
       claimTransactionId: claimId,
       updatedAt: now,
     });
   });
-  if (!claimed) return claimInto(deps, user, wallet, claimCode, logger);
+  if (!claimed) return claimInto(deps, claimant, wallet, claimCode, logger);
   return awaitClaim(deps, claimed, logger);
 }

@@ -1,3 +1,4 @@
+import { eq } from 'drizzle-orm';
 import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -5,6 +6,7 @@ import {
   type Caller,
   createTestContext,
   errorOf,
+  sessionCookieOf,
   signup,
   type TestContext,
   waitForStatus,
@@ -12,6 +14,7 @@ import {
 import { sendTransactionOrThrow } from '../../adapters/chain/tx.ts';
 import { encodeLetterRefund } from '../../adapters/confidential/helpers.ts';
 import type { MailResult, PrintProvider } from '../../adapters/mail/index.ts';
+import { letters } from '../../db/schema/index.ts';
 import { AppError } from '../../lib/errors.ts';
 import { findLetterById } from './letters.repository.ts';
 import { startLetterSweeper } from './sweep.service.ts';
@@ -69,6 +72,13 @@ async function createLetter(body: Record<string, unknown> = {}) {
   });
   expect(response.statusCode, response.body).toBe(201);
   return response.json().data.letter;
+}
+
+/** A second session of the account (a login of its own): another principal of the same account. */
+async function freshSession(caller: Caller): Promise<string> {
+  const response = await post(null, '/auth/login', { email: caller.email, password: caller.password });
+  expect(response.statusCode).toBe(200);
+  return sessionCookieOf(response.headers['set-cookie']);
 }
 
 async function waitForLetter(
@@ -156,8 +166,8 @@ describe('create', () => {
       name: 'Ada Lovelace',
       address: {
         line1: '12 St James Square',
-        line2: null,
-        landmark: null,
+        line2: '',
+        landmark: '',
         city: 'London',
         region: 'London',
         postal: 'SW1Y 4JH',
@@ -355,6 +365,47 @@ describe('claim', () => {
         }),
       ),
     ).toMatchObject({ status: 409, code: 'already_claimed' });
+
+    // Claims are per principal: another session of the same account, or one of its API keys, into the same wallet
+    // is someone else.
+    const secondSession = { ...recipient, headers: { cookie: await freshSession(recipient) } };
+    const key = await apiKeyOf(ctx.app, recipient);
+    for (const other of [secondSession, { ...recipient, headers: key.headers }]) {
+      const answer = await post(other, '/transfer/letter/claim', {
+        claimCode: letter.claimCode,
+        walletId: recipientWallet.id,
+      });
+      expect(errorOf(answer)).toMatchObject({ status: 409, code: 'already_claimed' });
+    }
+    // A claim recorded before principals were (migration 0009) stays its account's, into its wallet.
+    await ctx.deps.database.db
+      .update(letters)
+      .set({ claimantPrincipal: null })
+      .where(eq(letters.id, letter.id));
+    const legacy = await post(secondSession, '/transfer/letter/claim', {
+      claimCode: letter.claimCode,
+      walletId: recipientWallet.id,
+    });
+    expect(legacy.statusCode).toBe(200);
+    expect(legacy.json().data.transaction.id).toBe(transaction.id);
+  });
+
+  it("gives an API key its claim back, and refuses the same account's session", async () => {
+    const letter = await createLetter({ amount: '1' });
+    const key = await apiKeyOf(ctx.app, recipient);
+    const keyed = { ...recipient, headers: key.headers };
+    const body = { claimCode: letter.claimCode, walletId: recipientWallet.id };
+    const first = await post(keyed, '/transfer/letter/claim', body);
+    expect(first.statusCode, first.body).toBe(200);
+    const again = await post(keyed, '/transfer/letter/claim', body);
+    expect(again.statusCode).toBe(200);
+    expect(again.json().data.transaction.id).toBe(first.json().data.transaction.id);
+    // A session of the same account (one of its own: the fixture's session spends its claim budget elsewhere).
+    const session = { ...recipient, headers: { cookie: await freshSession(recipient) } };
+    expect(errorOf(await post(session, '/transfer/letter/claim', body))).toMatchObject({
+      status: 409,
+      code: 'already_claimed',
+    });
   });
 
   it("reads the claimant's own claim back by code; anyone else, and an unclaimed letter, read 404", async () => {

@@ -10,7 +10,7 @@ import type { Logger } from '../../lib/logger.ts';
 import { findUserById } from '../accounts/accounts.repository.ts';
 import { type LetterDocument, renderLetterPdf } from './letter-pdf.ts';
 import { findLetterById, moveLetter, updateLetter } from './letters.repository.ts';
-import { claimCodeContext, countryName, HOME_COUNTRY, senderLabelOf } from './letters.schema.ts';
+import { addressOf, claimCodeContext, HOME_COUNTRY, senderLabelOf } from './letters.schema.ts';
 
 /** The provider's errors the mail route may answer as they are; anything else becomes a retryable 500. */
 const MAIL_ROUTE_CODES: ReadonlySet<string> = new Set([
@@ -157,13 +157,9 @@ export async function letterDocument(deps: Deps, letter: LetterRow): Promise<Let
   }
   const claimCode = deps.keyring.openText(letter.claimCodeSealed, claimCodeContext(letter.id));
   const sender = await findUserById(deps.database.db, letter.userId);
-  const country = letter.recipientAddress.country;
   return {
     letterId: letter.id,
-    recipient: {
-      name: letter.recipientName,
-      address: { ...letter.recipientAddress, countryName: countryName(country) ?? country },
-    },
+    recipient: { name: letter.recipientName, address: addressOf(letter.recipientAddress) },
     senderLabel: senderLabelOf(sender),
     claimCode,
     claimUrl: `${letter.claimOrigin}/claim#${claimCode}`,

@@ -1,10 +1,31 @@
 import { Type } from '@sinclair/typebox';
-import { isLocalMailbox } from '../../adapters/email/index.ts';
+import type { FastifyRequest } from 'fastify';
+import type { UserRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
+import { SESSION_COOKIE } from '../../http/auth.ts';
 import { ok, responses } from '../../http/envelope.ts';
+import { isFromThisMachine } from '../../http/request-context.ts';
 import type { App } from '../../http/types.ts';
-import { AppError } from '../../lib/errors.ts';
+import { isAppError } from '../../lib/errors.ts';
+import { resolveSession } from '../accounts/accounts.service.ts';
 import { MailboxMessage, MailboxQuery } from './notifications.schema.ts';
+import { type MailboxReader, readMailbox } from './notifications.service.ts';
+
+/**
+ * The account of the request's session cookie, or null: no cookie, a session that ended, or a disabled account. An
+ * API key does not count: it may move money but must not read the account's password reset links.
+ */
+async function sessionAccount(deps: Deps, request: FastifyRequest): Promise<UserRow | null> {
+  const token = request.cookies[SESSION_COOKIE];
+  if (!token) return null;
+  try {
+    const { user } = await resolveSession(deps, token, deps.clock.now());
+    return user.disabledAt ? null : user;
+  } catch (error) {
+    if (isAppError(error) && error.code === 'session_expired') return null;
+    throw error;
+  }
+}
 
 /** The local mailbox, read over HTTP: only where it is the email sender (sandbox networks without SMTP). */
 export function registerNotificationRoutes(app: App, deps: Deps): void {
@@ -15,22 +36,29 @@ export function registerNotificationRoutes(app: App, deps: Deps): void {
       schema: {
         tags: ['Sandbox'],
         operationId: 'listMailboxMessages',
-        summary: 'The local mailbox (sandbox only)',
+        summary: 'The local mailbox (sandbox only; local, or your own messages)',
         description:
           'What the service would have emailed (password reset links, security notices), newest first, on the ' +
-          'sandbox networks without `SMTP_URL`: the messages kept under `DATA_DIR/mailbox`. `404 not_found` ' +
-          'wherever email goes out over SMTP or is not configured (always in production).',
+          'sandbox networks without `SMTP_URL`: the messages kept under `DATA_DIR/mailbox`. Like a local mail ' +
+          "catcher it is the developer's own inbox. With a browser session (from anywhere) it lists only the " +
+          "messages to the signed-in account's email; a `to` naming another address finds none. Without a " +
+          'session it answers only requests straight from the machine the service runs on: the TCP peer is a ' +
+          'loopback address and the request carries no `X-Forwarded-For`, `Forwarded`, `X-Real-IP` or `Via` ' +
+          'header, whatever `TRUST_PROXY` says. API keys do not count. Every other request, and every request ' +
+          'wherever email goes out over SMTP or is not configured (always in production), is `404 not_found`.',
         querystring: MailboxQuery,
         response: responses({ 200: Type.Object({ messages: Type.Array(MailboxMessage) }) }),
       },
     },
     async (request) => {
-      const mailbox = deps.email;
-      if (deps.config.environment !== 'sandbox' || !isLocalMailbox(mailbox)) {
-        throw new AppError('not_found', 'There is no local mailbox on this service.');
-      }
+      const account = await sessionAccount(deps, request);
+      const reader: MailboxReader = account
+        ? { account: { email: account.email } }
+        : isFromThisMachine(request)
+          ? 'this-machine'
+          : null;
       const { to, limit } = request.query;
-      return ok({ messages: await mailbox.list({ limit: limit ?? 50, ...(to ? { to } : {}) }) });
+      return ok({ messages: await readMailbox(deps, reader, { to, limit: limit ?? 50 }) });
     },
   );
 }

@@ -1,6 +1,7 @@
-import type { EmailMessage } from '../../adapters/email/index.ts';
+import { type EmailMessage, isLocalMailbox, type StoredEmail } from '../../adapters/email/index.ts';
 import type { DbOrTx } from '../../db/client.ts';
 import type { Deps } from '../../deps.ts';
+import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { startPollingLoop } from '../../worker/polling-loop.ts';
@@ -111,4 +112,33 @@ export function startEmailDelivery(deps: Deps, logger: Logger): () => Promise<vo
     logger,
     failureMessage: 'email delivery failed',
   });
+}
+
+/**
+ * Who reads the local mailbox: a signed-in account (from anywhere), the developer at this machine itself (no
+ * session, the request straight from the loopback), or nobody.
+ */
+export type MailboxReader = { account: { email: string } } | 'this-machine' | null;
+
+/**
+ * The local mailbox is what a local mail catcher is: the developer's own inbox. A signed-in account reads only
+ * what was sent to its own email (a `to` naming another address finds nothing); without a session only a request
+ * from this machine itself reads it, whole. Anyone else, and every caller where email really goes out (SMTP, or
+ * production), gets `404 not_found`: the same answer, so nobody can tell whether a mailbox is there. A password
+ * reset link is a credential: an open mailbox was an account takeover.
+ */
+export async function readMailbox(
+  deps: Deps,
+  reader: MailboxReader,
+  filter: { to?: string | undefined; limit: number },
+): Promise<StoredEmail[]> {
+  const mailbox = deps.email;
+  if (deps.config.environment !== 'sandbox' || !isLocalMailbox(mailbox) || reader === null) {
+    throw new AppError('not_found', 'There is no local mailbox on this service.');
+  }
+  if (reader === 'this-machine')
+    return mailbox.list({ limit: filter.limit, ...(filter.to ? { to: filter.to } : {}) });
+  const own = reader.account.email;
+  if (filter.to !== undefined && filter.to.trim().toLowerCase() !== own.trim().toLowerCase()) return [];
+  return mailbox.list({ limit: filter.limit, to: own });
 }

@@ -1,7 +1,8 @@
-import { and, eq, gt, isNull, lt, sql } from 'drizzle-orm';
+import { and, eq, gt, isNull, lt } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.ts';
 import { type PasswordResetRow, passwordResets, type UserRow, users } from '../../db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';
+import { nextTokenVersion } from '../accounts/accounts.repository.ts';
 
 export async function insertPasswordReset(
   db: DbOrTx,
@@ -63,7 +64,7 @@ export async function replacePassword(
     .set({
       passwordHash,
       mustChangePassword: false,
-      tokenVersion: sql`${users.tokenVersion} + 1`,
+      tokenVersion: nextTokenVersion(),
       updatedAt: now,
     })
     .where(eq(users.id, userId))

@@ -32,12 +32,23 @@ interface QueueRequest {
   check?: () => Promise<void>;
 }
 
-export function assertIdempotencyKey(key: string | undefined): void {
+/**
+ * The request's Idempotency-Key from every value it was sent with (undefined when none). Sent twice it is refused:
+ * Node joins repeated headers into one value with ", ", which would silently become a key neither copy names.
+ */
+export function idempotencyKeyOf(sent: readonly string[]): string | undefined {
+  if (sent.length > 1) {
+    throw new AppError('validation_error', 'Send one Idempotency-Key header, not several.', {
+      details: [{ path: 'headers.idempotency-key', message: 'must be sent once' }],
+    });
+  }
+  const [key] = sent;
   if (key !== undefined && (key.length < 1 || key.length > 255)) {
     throw new AppError('validation_error', 'Idempotency-Key must be 1 to 255 characters.', {
       details: [{ path: 'headers.idempotency-key', message: 'must be 1 to 255 characters' }],
     });
   }
+  return key;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
 import { type Address, erc20Abi } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -324,6 +325,56 @@ describe('idempotency', () => {
     expect(replayed.statusCode).toBe(201);
     expect(replayed.json().data.transaction.id).toBe(first.json().data.transaction.id);
     expect(await count()).toBe(before + 1);
+  });
+
+  it('two Idempotency-Key headers on one request: 400 validation_error naming the header, nothing queued', async () => {
+    // Over a real socket: Node joins repeated headers into one value ("a, b"), which became a key neither named.
+    await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+    const address = ctx.app.server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    const count = async () =>
+      (await ctx.app.inject({ url: '/api/v1/transactions', headers: alice.headers })).json().data.total;
+    const before = await count();
+    for (const keys of [
+      ['twice-a', 'twice-a'],
+      ['twice-a', 'twice-b'],
+    ]) {
+      const body = JSON.stringify({ walletId: aliceWallet.id, amount: '1' });
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const sent = request(
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'POST',
+            path: '/api/v1/fund',
+            headers: { ...alice.headers, 'content-type': 'application/json', 'idempotency-key': keys },
+          },
+          (response) => {
+            let text = '';
+            response.on('data', (chunk) => {
+              text += chunk;
+            });
+            response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
+          },
+        );
+        sent.on('error', reject);
+        sent.end(body);
+      });
+      expect(answer.status, keys.join(' ')).toBe(400);
+      expect(JSON.parse(answer.body).error).toMatchObject({
+        code: 'validation_error',
+        details: [{ path: 'headers.idempotency-key', message: 'must be sent once' }],
+      });
+    }
+    expect(await count()).toBe(before);
+    // One header is a key as before.
+    const once = await post(
+      alice,
+      '/fund',
+      { walletId: aliceWallet.id, amount: '1' },
+      { 'idempotency-key': 'twice-a' },
+    );
+    expect(once.statusCode).toBe(201);
   });
 
   it('the same key from another account is independent', async () => {

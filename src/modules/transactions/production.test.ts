@@ -36,6 +36,37 @@ describe('production environment', () => {
     }
   });
 
+  it('answers the faucet 404 not_found before anything else: body, content type, credential', async () => {
+    const requests = [
+      { payload: '{"walletId": ', headers: { 'content-type': 'application/json' } },
+      {
+        payload: JSON.stringify({ walletId, pad: 'x'.repeat(2 * 1024 * 1024) }),
+        headers: { 'content-type': 'application/json' },
+      },
+      { payload: 'walletId=w', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+      { payload: '<fund/>', headers: { 'content-type': 'text/xml' } },
+      {
+        payload: JSON.stringify({ walletId }),
+        headers: { 'content-type': 'application/json', authorization: 'Bearer nope' },
+      },
+      {
+        payload: JSON.stringify({ walletId }),
+        headers: { 'content-type': 'application/json', cookie: 'svc_session=ended' },
+      },
+      {
+        payload: JSON.stringify({ walletId: 42 }),
+        headers: { 'content-type': 'application/json', ...caller.headers },
+      },
+    ];
+    for (const request of requests) {
+      const response = await ctx.app.inject({ method: 'POST', url: '/api/v1/fund?x=1', ...request });
+      expect(errorOf(response), JSON.stringify(request.headers)).toMatchObject({
+        status: 404,
+        code: 'not_found',
+      });
+    }
+  });
+
   it('checks configuration before queueing: 503 fhe_credentials_missing, and no transaction row', async () => {
     const response = await ctx.app.inject({
       method: 'POST',

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { type Address, getAddress, isAddress, zeroAddress } from 'viem';
 import {
   TRANSACTION_DIRECTIONS,
@@ -16,7 +16,7 @@ import { AppError } from '../../lib/errors.ts';
 import { parseAmount } from '../../lib/money.ts';
 import { MONEY_CONFIGURATION_ERRORS } from '../network/network.service.ts';
 import { ownWallet } from '../wallets/wallets.service.ts';
-import { assertIdempotencyKey, type MoneyMovement, queueMoneyMovement } from './money.service.ts';
+import { idempotencyKeyOf, type MoneyMovement, queueMoneyMovement } from './money.service.ts';
 import { findOwnTransaction, listTransactions } from './transactions.repository.ts';
 import { Transaction, toTransaction } from './transactions.schema.ts';
 
@@ -44,11 +44,14 @@ const QUEUED_ERRORS: DocumentedError[] = [
   ...MONEY_CONFIGURATION_ERRORS,
 ];
 
-function idempotencyKeyOf(request: FastifyRequest): string | undefined {
-  const raw = request.headers['idempotency-key'];
-  const key = Array.isArray(raw) ? raw[0] : raw;
-  assertIdempotencyKey(key);
-  return key;
+/** Every value of the Idempotency-Key header as sent (`request.headers` has them joined into one). */
+function idempotencyKeysSent(request: FastifyRequest): string[] {
+  const raw = request.raw.rawHeaders;
+  const sent: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if ((raw[i] as string).toLowerCase() === 'idempotency-key') sent.push(raw[i + 1] as string);
+  }
+  return sent;
 }
 
 /**
@@ -62,7 +65,7 @@ async function queueFromRequest(
   params: { type: MoneyMovement; walletId: string; amount: unknown; to?: Address },
 ) {
   const { user } = principalOf(request);
-  const idempotencyKey = idempotencyKeyOf(request);
+  const idempotencyKey = idempotencyKeyOf(idempotencyKeysSent(request));
   const amount = parseAmount(params.amount);
   const row = await queueMoneyMovement(deps, user.id, {
     type: params.type,
@@ -103,6 +106,19 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
           walletId: request.body.walletId,
           amount: request.body.amount ?? deps.config.faucet.defaultAmount,
         }),
+    );
+  } else {
+    // Production has no faucet, and says so before anything else: credential, content type, body. Without this
+    // route the not-found handler would answer, but only after Fastify has read and parsed the body (a malformed
+    // one would get 400 invalid_json, an oversized one 413); a route's onRequest hook runs before the body is read.
+    const noFaucet: onRequestHookHandler = (request, _reply, done) =>
+      done(new AppError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
+    app.post(
+      '/fund',
+      { config: { auth: 'none', rate: 'none' }, schema: { hide: true }, onRequest: noFaucet },
+      async () => {
+        throw new AppError('not_found', 'There is no faucet in production.');
+      },
     );
   }
 

@@ -17,10 +17,10 @@ import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { formatAmount } from '../../lib/money.ts';
 import { startPollingLoop } from '../../worker/polling-loop.ts';
-import { memoContext } from '../letters/letters.schema.ts';
+import { addressOf, memoContext } from '../letters/letters.schema.ts';
 import { toTransaction } from '../transactions/transactions.schema.ts';
 import { toWallet } from '../wallets/wallets.schema.ts';
-import { postWebhook } from './sender.ts';
+import { postWebhook, type SendOutcome } from './sender.ts';
 import { signedHeaders } from './signing.ts';
 import {
   clearEndpointFailing,
@@ -63,7 +63,7 @@ function letterData(deps: Deps, letter: Record<string, unknown>) {
         ? deps.keyring.openText(row.memoSealed, memoContext(row.id))
         : '',
     token: 'cSTABLE',
-    recipient: { name: row.recipientName },
+    recipient: { name: row.recipientName, address: addressOf(row.recipientAddress) },
     sender: { walletId: row.senderWalletId, address: row.senderAddress },
     expiresAt: dateOf(row.expiresAt).toISOString(),
     claimedAt: row.claimedAt ? dateOf(row.claimedAt).toISOString() : null,
@@ -105,6 +105,21 @@ export function eventBody(deps: Deps, event: WebhookEventRow): string {
   });
 }
 
+/**
+ * What is recorded of an attempt (and shown by `GET /webhooks/{id}/deliveries`). Of an attempt at this machine
+ * itself (a loopback target, allowed in the sandbox only) only whether it succeeded: its status, error text and
+ * timing would tell a user which local ports answer and what, a port scan of the service's host.
+ */
+function recordedOutcome(outcome: SendOutcome, loopbackAllowed: boolean): Omit<SendOutcome, 'loopback'> {
+  // Where loopback is refused (production), nothing reached the port: the refusal itself is worth telling.
+  if (!outcome.loopback || !loopbackAllowed) return outcome;
+  return {
+    statusCode: null,
+    durationMs: 0,
+    error: outcome.error === null ? null : 'the delivery failed (no detail is kept for a loopback address)',
+  };
+}
+
 /** Sends one leased delivery once and records the attempt. */
 export async function attemptDelivery(deps: Deps, delivery: WebhookDeliveryRow): Promise<void> {
   const { db } = deps.database;
@@ -115,13 +130,17 @@ export async function attemptDelivery(deps: Deps, delivery: WebhookDeliveryRow):
   if (!endpoint || !event) return;
   const now = deps.clock.now();
   const body = eventBody(deps, event);
+  const allowLoopback = deps.config.environment !== 'production';
   const outcome = endpoint.enabled
-    ? await postWebhook({
-        url: endpoint.url,
-        body,
-        headers: signedHeaders(signingSecrets(deps, endpoint), { id: event.id, timestamp: now, body }),
-        allowLoopback: deps.config.environment !== 'production',
-      })
+    ? recordedOutcome(
+        await postWebhook({
+          url: endpoint.url,
+          body,
+          headers: signedHeaders(signingSecrets(deps, endpoint), { id: event.id, timestamp: now, body }),
+          allowLoopback,
+        }),
+        allowLoopback,
+      )
     : { statusCode: null, durationMs: 0, error: 'the endpoint is disabled' };
   const after = deps.clock.now();
   const attempts = delivery.attempts + 1;

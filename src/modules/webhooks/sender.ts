@@ -9,14 +9,11 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isLoopbackAddress, plainAddress } from '../../lib/ip.ts';
 
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** What is read of an endpoint's answer (it is discarded): enough for a status line, never a flood. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
-
-const loopback = new BlockList();
-loopback.addSubnet('127.0.0.0', 8, 'ipv4');
-loopback.addAddress('::1', 'ipv6');
 
 const nonPublic = new BlockList();
 for (const [network, prefix] of [
@@ -48,21 +45,20 @@ for (const [network, prefix] of [
 
 /** Why an address may not be sent to, or null when it may. */
 export function refusedAddress(address: string, allowLoopback: boolean): string | null {
-  const family = isIP(address);
-  if (family === 0) return `${address} is not an IP address`;
   // An IPv4 address written as IPv6 (::ffff:10.0.0.1) is judged as the IPv4 address it is.
-  const mapped = family === 6 ? /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1] : undefined;
-  const plain = mapped ?? address;
-  const type = isIP(plain) === 4 ? 'ipv4' : 'ipv6';
-  if (allowLoopback && loopback.check(plain, type)) return null;
-  if (nonPublic.check(plain, type)) return `${address} is a private, loopback or link-local address`;
+  const plain = plainAddress(address);
+  if (!plain) return `${address} is not an IP address`;
+  if (allowLoopback && isLoopbackAddress(address)) return null;
+  if (nonPublic.check(plain.address, plain.family))
+    return `${address} is a private, loopback or link-local address`;
   return null;
 }
 
-function guardedLookup(allowLoopback: boolean): LookupFunction {
+function guardedLookup(allowLoopback: boolean, onLoopback: () => void): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
       if (error) return callback(error, '', 0);
+      if (addresses.some((entry) => isLoopbackAddress(entry.address))) onLoopback();
       const refused = addresses.map((entry) => refusedAddress(entry.address, allowLoopback)).find(Boolean);
       if (refused || addresses.length === 0) {
         return callback(new Error(`refused: ${refused ?? `${hostname} resolved to nothing`}`), '', 0);
@@ -81,6 +77,8 @@ export interface SendOutcome {
   durationMs: number;
   /** Null on a 2xx. */
   error: string | null;
+  /** The target was this machine (a literal loopback address, or a name that resolved to one). */
+  loopback: boolean;
 }
 
 export function postWebhook(params: {
@@ -94,20 +92,26 @@ export function postWebhook(params: {
   const elapsed = () => Math.round(performance.now() - started);
   const url = new URL(params.url);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  let loopback = isLoopbackAddress(host);
   // A literal address is connected to without a lookup: check it here.
   if (isIP(host)) {
     const refused = refusedAddress(host, params.allowLoopback);
     if (refused)
-      return Promise.resolve({ statusCode: null, durationMs: elapsed(), error: `refused: ${refused}` });
+      return Promise.resolve({
+        statusCode: null,
+        durationMs: elapsed(),
+        error: `refused: ${refused}`,
+        loopback,
+      });
   }
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve) => {
     let settled = false;
-    const finish = (outcome: Omit<SendOutcome, 'durationMs'>) => {
+    const finish = (outcome: Omit<SendOutcome, 'durationMs' | 'loopback'>) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve({ ...outcome, durationMs: elapsed() });
+      resolve({ ...outcome, durationMs: elapsed(), loopback });
     };
     const request = send(
       url,
@@ -119,7 +123,9 @@ export function postWebhook(params: {
           'content-length': Buffer.byteLength(params.body).toString(),
           'user-agent': 'sealpay-webhooks/1',
         },
-        lookup: guardedLookup(params.allowLoopback),
+        lookup: guardedLookup(params.allowLoopback, () => {
+          loopback = true;
+        }),
         // One connection per attempt: a kept-alive socket would skip the address check of the next one.
         agent: false,
       },

@@ -12,7 +12,7 @@ import {
   waitForStatus,
 } from '../../../test/harness.ts';
 import { recordEvent } from '../../db/events.ts';
-import { webhookDeliveries } from '../../db/schema/index.ts';
+import { WEBHOOK_EVENT_TYPES, webhookDeliveries } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { startFollower } from '../incoming/follower.service.ts';
 import { startWebhookDelivery } from './delivery.service.ts';
@@ -166,6 +166,26 @@ describe('webhook endpoints', () => {
     }
   });
 
+  it('answers an unknown event with one validation_error detail that lists the allowed events', async () => {
+    for (const method of ['POST', 'PATCH'] as const) {
+      const target =
+        method === 'POST' ? '/webhooks' : `/webhooks/${(await register(bob, '/events')).endpoint.id}`;
+      const refused = await call(bob, method, target, {
+        url: `${receiver.url}/events`,
+        events: ['wallet.created', 'transaction.exploded'],
+      });
+      const error = errorOf(refused);
+      expect(error).toMatchObject({ status: 400, code: 'validation_error' });
+      expect(error.details).toEqual([{ path: 'events.1', message: expect.any(String) }]);
+      const message = (error.details as Array<{ message: string }>)[0]?.message ?? '';
+      for (const event of WEBHOOK_EVENT_TYPES) expect(message).toContain(`"${event}"`);
+      expect(message).not.toContain('equal to constant');
+    }
+    for (const endpoint of (await call(bob, 'GET', '/webhooks')).json().data.endpoints) {
+      await call(bob, 'DELETE', `/webhooks/${endpoint.id}`);
+    }
+  });
+
   it('counts a redirect and a slow endpoint as failed attempts: no redirect followed, 10 s budget', async () => {
     let followed = false;
     const odd = createServer((request, response) => {
@@ -288,6 +308,7 @@ describe('deliveries', () => {
   });
 
   it('retries a 500 with the same webhook-id, exactly once more after a 200; attempts are listed', async () => {
+    // The receiver is on the loopback (the sandbox allows it): its attempts record only whether they succeeded.
     const { endpoint } = await register(alice, '/flaky', { events: ['wallet.created'] });
     receiver.answers.set('/flaky', [500]);
     const test = await call(alice, 'POST', `/webhooks/${endpoint.id}/test`);
@@ -306,10 +327,11 @@ describe('deliveries', () => {
       status: 'SUCCEEDED',
       eventType: 'webhook.test',
     });
-    expect(deliveries.items[0].attempts.map((attempt: { statusCode: number }) => attempt.statusCode)).toEqual(
-      [500, 200],
-    );
-    expect(deliveries.items[0].attempts[0].error).toMatch(/500/);
+    expect(deliveries.items[0].attempts).toEqual([
+      { statusCode: null, durationMs: 0, error: expect.any(String), attemptedAt: expect.any(String) },
+      { statusCode: null, durationMs: 0, error: null, attemptedAt: expect.any(String) },
+    ]);
+    expect(deliveries.items[0].attempts[0].error).not.toMatch(/500/);
 
     const replay = await call(alice, 'POST', `/webhooks/${endpoint.id}/deliveries/${deliveryId}/replay`);
     expect(replay.statusCode).toBe(202);
@@ -344,12 +366,43 @@ describe('deliveries', () => {
     await until(async () => ((await read()).status === 'failing' ? true : undefined), 'the endpoint failing');
     const deliveries = (await call(alice, 'GET', `/webhooks/${endpoint.id}/deliveries`)).json().data.items;
     expect(deliveries[0]).toMatchObject({ id: deliveryId, status: 'FAILED', nextAttemptAt: null });
-    expect(deliveries[0].attempts[0]).toMatchObject({ statusCode: 503 });
+    expect(deliveries[0].attempts[0]).toMatchObject({ statusCode: null, durationMs: 0 });
+    expect(deliveries[0].attempts[0].error).not.toMatch(/503/);
     await call(alice, 'POST', `/webhooks/${endpoint.id}/test`);
     await until(
       async () => ((await read()).status === 'active' ? true : undefined),
       'the endpoint active again',
     );
+  });
+
+  it('tells nothing of what answers on a loopback port: a closed port, a 404, a 200 differ only in success', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    receiver.answers.set('/probe-404', [404]);
+    const targets = [
+      { url: `http://127.0.0.1:${closedPort}/probe`, ok: false },
+      { url: `http://localhost:${closedPort}/probe`, ok: false },
+      { url: `${receiver.url}/probe-404`, ok: false },
+      { url: `${receiver.url}/probe-200`, ok: true },
+    ];
+    for (const target of targets) {
+      const created = await call(alice, 'POST', '/webhooks', { url: target.url, events: ['wallet.created'] });
+      const { endpoint, secret } = created.json().data;
+      receiver.secrets.set(new URL(target.url).pathname, [secret]);
+      await call(alice, 'POST', `/webhooks/${endpoint.id}/test`);
+      const [delivery] = await until(async () => {
+        const items = (await call(alice, 'GET', `/webhooks/${endpoint.id}/deliveries`)).json().data.items;
+        return items[0]?.attempts.length > 0 ? items : undefined;
+      }, `an attempt at ${target.url}`);
+      expect(delivery.attempts[0], target.url).toMatchObject({
+        statusCode: null,
+        durationMs: 0,
+        error: target.ok ? null : 'the delivery failed (no detail is kept for a loopback address)',
+      });
+      await call(alice, 'DELETE', `/webhooks/${endpoint.id}`);
+    }
   });
 
   it('signs with the old and the new secret for 24 hours after a rotation', async () => {
@@ -383,6 +436,21 @@ describe('deliveries', () => {
     const first = await until(() => receiver.on('/letters')[0], 'letter.created');
     expect(first.payload).toMatchObject({ type: 'letter.created' });
     expect(first.payload.data).toMatchObject({ amount: 'sealed', memo: 'sealed', status: 'ESCROWED' });
+    // The recipient as the API shows it: every address field present, line2 and landmark "", postal null.
+    expect(first.payload.data.recipient).toEqual(created.json().data.letter.recipient);
+    expect(first.payload.data.recipient).toEqual({
+      name: 'Bob',
+      address: {
+        line1: '1 Main St',
+        line2: '',
+        landmark: '',
+        city: 'Springfield',
+        region: 'IL',
+        postal: null,
+        country: 'US',
+        countryName: 'United States',
+      },
+    });
     expect(first.body).not.toContain('for the cake');
     expect(first.body).not.toContain(created.json().data.letter.claimCode);
     const claim = await call(bob, 'POST', '/transfer/letter/claim', {
