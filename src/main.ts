@@ -107,8 +107,12 @@ async function run(role: Role): Promise<void> {
 
 /** `--block-time N`: whole seconds, at least 1 (anvil's too). */
 function parseBlockTime(args: string[]): number | undefined {
-  const { values } = parseArgs({ args, options: { 'block-time': { type: 'string' } } });
-  const text = values['block-time'];
+  let text: string | undefined;
+  try {
+    text = parseArgs({ args, options: { 'block-time': { type: 'string' } } }).values['block-time'];
+  } catch (error) {
+    throw new OperatorError((error as Error).message);
+  }
   if (text === undefined) return undefined;
   if (!/^[1-9]\d{0,5}$/.test(text)) {
     throw new OperatorError(`--block-time takes whole seconds from 1 to 999999, not ${JSON.stringify(text)}`);
@@ -118,12 +122,7 @@ function parseBlockTime(args: string[]): number | undefined {
 
 async function runDevnet(args: string[]): Promise<void> {
   const settings = loadDevnetSettings();
-  let blockTime: number | undefined;
-  try {
-    blockTime = parseBlockTime(args);
-  } catch (error) {
-    throw new OperatorError((error as Error).message);
-  }
+  const blockTime = parseBlockTime(args);
   const tightened = makeDataDirPrivate(settings.dataDir);
   const { startDevnet } = await import('./adapters/chain/devnet.ts');
   const say = (message: string) => console.log(`devnet: ${message}`);

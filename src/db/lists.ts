@@ -2,7 +2,7 @@
  * What the paged lists share: their totals from `list_totals` (constant time, whatever the number of rows), and
  * the keyset position of a list ordered `created_at desc, id desc`.
  */
-import { type AnyColumn, and, eq, type SQL, sql } from 'drizzle-orm';
+import { type AnyColumn, and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from './client.ts';
 import { type CountedList, listTotals } from './schema/index.ts';
 
@@ -17,13 +17,15 @@ export interface ListCursor {
 
 /**
  * How many rows of `list` the account has under `filter` (each value one of the list's filters, keyed as in the
- * list's key function of migration 0007): a sum over at most wallets × types × statuses × directions × 8 counter rows.
+ * list's key function of migrations 0007 and 0012), and in one of `walletIds` when given (a key bound to wallets): a
+ * sum over at most wallets × types × statuses × directions × 8 counter rows.
  */
 export async function listTotal(
   db: DbOrTx,
   list: CountedList,
   userId: string,
   filter: Record<string, string>,
+  walletIds?: readonly string[],
 ): Promise<number> {
   const [row] = await db
     .select({ total: sql<string>`coalesce(sum(${listTotals.count}), 0)::text` })
@@ -33,6 +35,7 @@ export async function listTotal(
         eq(listTotals.list, list),
         eq(listTotals.userId, userId),
         sql`${listTotals.key} @> ${JSON.stringify(filter)}::jsonb`,
+        walletIds ? inArray(sql`${listTotals.key}->>'walletId'`, [...walletIds]) : undefined,
       ),
     );
   return Number(row?.total ?? 0);

@@ -3,6 +3,7 @@ import type { UserRow } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
 import type { Credential } from '../lib/credential-cache.ts';
 import { AppError, missingSetting } from '../lib/errors.ts';
+import type { Scope } from '../lib/key-scope.ts';
 import { consume, type Limit } from '../lib/rate-limit.ts';
 import { constantTimeEqual } from '../lib/secrets.ts';
 import { rateLimitHeaders } from './rate-limit.ts';
@@ -34,6 +35,8 @@ export interface Principal {
   id: string;
   userId: string;
   expiresAt: Date | null;
+  /** What the credential may do in its account (src/lib/key-scope.ts): a session's is the whole account. */
+  scope: Scope;
 }
 
 declare module 'fastify' {
@@ -81,6 +84,7 @@ async function authenticate(
       id: credential.id,
       userId: credential.user.id,
       expiresAt: credential.expiresAt,
+      scope: credential.scope,
     },
     user: credential.user,
   };
@@ -104,6 +108,16 @@ export function principalKey(principal: Pick<Principal, 'kind' | 'id'>): string 
 export function principalOf(request: FastifyRequest): { principal: Principal; user: UserRow } {
   if (!request.principal || !request.user) throw new AppError('unauthenticated', 'Authentication required.');
   return { principal: request.principal, user: request.user };
+}
+
+/** The budget a request spends: the route's own class, else reads for GET and HEAD and writes for the rest. */
+export function rateClassOf(method: string, rate: RateClass | undefined): RateClass {
+  return rate ?? (method === 'GET' || method === 'HEAD' ? 'read' : 'write');
+}
+
+/** Whether a request of this budget changes something: what a read-only API key may never do. */
+export function isWrite(rate: RateClass): boolean {
+  return rate === 'write' || rate === 'claim';
 }
 
 export function limitFor(deps: Deps, rate: 'read' | 'write' | 'claim'): Limit {
@@ -144,7 +158,7 @@ export function installAuth(app: FastifyInstance, deps: Deps, resolvers: Credent
     if (mode === 'operator') assertOperatorSecret(deps, request);
     const known =
       mode === 'either' || mode === 'session' ? await authenticate(deps, resolvers, request) : null;
-    const rate = config.rate ?? (request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write');
+    const rate = rateClassOf(request.method, config.rate);
     if (rate !== 'none' && rate !== 'own') {
       const principal = known?.principal;
       const subject = principal ? principalKey(principal) : `ip:${request.ip}`;
@@ -159,6 +173,9 @@ export function installAuth(app: FastifyInstance, deps: Deps, resolvers: Credent
         'session_required',
         'This operation needs a browser session; API keys cannot do it.',
       );
+    }
+    if (known.principal.scope.permissions === 'read_only' && isWrite(rate)) {
+      throw new AppError('insufficient_scope', 'This API key is read-only: it cannot change anything.');
     }
     request.principal = known.principal;
     request.user = known.user;

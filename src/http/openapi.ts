@@ -5,7 +5,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { type ErrorCode, statusOf } from '../lib/errors.ts';
-import type { AuthMode, RateClass } from './auth.ts';
+import { type AuthMode, isWrite, type RateClass, rateClassOf } from './auth.ts';
 
 /**
  * An error a route can answer beyond the ones every route of its kind can (see `errorsOf`): a code at its usual
@@ -48,6 +48,9 @@ export function errorsOf(route: RouteFacts): Array<[ErrorCode, number]> {
     codes.push('unauthenticated', 'invalid_api_key', 'session_expired', 'account_disabled');
   }
   if (route.auth === 'session') codes.push('session_required');
+  // A read-only API key is refused every write a key may make (after the budget, in the auth hook).
+  if (route.auth === 'either' && isWrite(rateClassOf(route.method, route.rate)))
+    codes.push('insufficient_scope');
   if (route.auth === 'operator') codes.push('unauthenticated', 'configuration_missing');
   if (route.rate !== 'none') codes.push('rate_limited');
   if (route.method !== 'GET') {

@@ -5,6 +5,8 @@
  * evict through `deps.credentialCache`); on PostgreSQL, where several API processes share the data, there is none:
  * every request reads the database and a revocation is immediate everywhere.
  */
+import type { Scope } from './key-scope.ts';
+
 export interface Credential<User extends { id: string }> {
   kind: 'api_key' | 'session';
   id: string;
@@ -14,6 +16,8 @@ export interface Credential<User extends { id: string }> {
   lastUsedAt: Date | null;
   /** Sessions: the token version the session was minted under. */
   tokenVersion: number | null;
+  /** What the credential may do (a key's scope is fixed at its creation; a session's is the whole account). */
+  scope: Scope;
 }
 
 const TTL_MS = 1000;

@@ -43,6 +43,8 @@ const STATUS_BY_CODE = {
   session_required: 403,
   account_disabled: 403,
   signup_closed: 403,
+  insufficient_scope: 403,
+  spend_limit_exceeded: 403,
   // 404
   not_found: 404,
   letter_not_found: 404,

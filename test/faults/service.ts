@@ -61,6 +61,8 @@ export interface SpawnOptions {
   env?: Record<string, string>;
   /** The CLI command (default `start`). */
   command?: 'start' | 'serve' | 'worker' | 'devnet' | 'migrate';
+  /** Arguments after the command (`devnet --block-time 1`). */
+  args?: string[];
   /** A process group of its own, as a command typed in a terminal (the test can then signal the whole group). */
   detached?: boolean;
 }
@@ -77,7 +79,7 @@ export async function spawnService(options: SpawnOptions): Promise<ServiceProces
   // `start` is the embedded topology (API, worker and chain in one process over the embedded database): a
   // DATABASE_URL meant for the PostgreSQL test run must not leak into it (a caller that wants one passes it).
   const { DATABASE_URL: _postgres, ...inherited } = process.env;
-  const child = spawn(process.execPath, [MAIN, options.command ?? 'start'], {
+  const child = spawn(process.execPath, [MAIN, options.command ?? 'start', ...(options.args ?? [])], {
     cwd: ROOT,
     env: {
       ...inherited,

@@ -11,7 +11,7 @@ import { runAccountsCommand } from '../../src/modules/accounts/accounts.cli.ts';
 import { resolveSession } from '../../src/modules/accounts/accounts.service.ts';
 import { resolveApiKey } from '../../src/modules/keys/keys.service.ts';
 import { apiKeyOf, type Caller, PASSWORD, sessionCookieOf, signup, type TestContext } from '../harness.ts';
-import { type Holder, holdersFixture, keepSignedIn, SWEEP_SECRET } from './fixture.ts';
+import { type Holder, holdersFixture, keepSignedIn, SWEEP_SECRET, scopedKeysOf } from './fixture.ts';
 import {
   API,
   AUTH_CODES,
@@ -32,6 +32,8 @@ let owner: Holder;
 let other: Holder;
 let operations: Operation[];
 let revokedKeyId: string;
+/** A key of the owner's bound to a second wallet of the owner: the fixture's wallet is outside its scope. */
+let outsider: Record<string, string>;
 
 /** Credentials of every kind the interface names, built once. */
 const credentials: Record<string, Record<string, string>> = {};
@@ -41,6 +43,9 @@ type Credential =
   | 'session'
   | 'api key'
   | 'api key and session'
+  | 'read-only key'
+  | 'bound key'
+  | 'limited key'
   | 'revoked key'
   | 'revoked key and session'
   | 'expired key'
@@ -58,8 +63,13 @@ type Credential =
 
 type Expectation = { status: number; code: string } | 'accepted';
 
-/** The interface's Authentication section as a table: what each credential gets on a route of each mode. */
-function expectation(auth: AuthMode, credential: Credential): Expectation {
+/**
+ * The interface's Authentication section as a table: what each credential gets on a route of each mode; and the
+ * supplement's key scopes: a read-only key is refused every write, a key bound to the owner's wallet the creation of
+ * a wallet (the plausible requests name that wallet and send 1 unit, within the limited key's limit).
+ */
+function expectation(operation: Operation, credential: Credential): Expectation {
+  const { auth } = operation;
   if (auth === 'none') return 'accepted';
   if (auth === 'operator') {
     return credential === 'operator secret' ? 'accepted' : { status: 401, code: 'unauthenticated' };
@@ -73,7 +83,14 @@ function expectation(auth: AuthMode, credential: Credential): Expectation {
       return 'accepted';
     case 'api key':
     case 'api key and session': // the key takes precedence over the cookie
+    case 'limited key':
       return auth === 'session' ? { status: 403, code: 'session_required' } : 'accepted';
+    case 'read-only key':
+      if (auth === 'session') return { status: 403, code: 'session_required' };
+      return operation.method === 'GET' ? 'accepted' : { status: 403, code: 'insufficient_scope' };
+    case 'bound key':
+      if (auth === 'session') return { status: 403, code: 'session_required' };
+      return operation.name === 'POST /wallets' ? { status: 403, code: 'insufficient_scope' } : 'accepted';
     case 'revoked key':
     case 'revoked key and session':
     case 'expired key':
@@ -97,6 +114,9 @@ const LIVE_CREDENTIALS: Credential[] = [
   'session',
   'api key',
   'api key and session',
+  'read-only key',
+  'bound key',
+  'limited key',
   'revoked key',
   'revoked key and session',
   'malformed key: short',
@@ -152,6 +172,8 @@ async function requestFor(operation: Operation, overrides: Record<string, string
   const known: Known = {
     fields: {
       walletId: overrides.walletId ?? owner.wallet.id,
+      // A list of ids: only where a case names one (a key left unbound otherwise).
+      ...(overrides.walletIds ? { walletIds: [overrides.walletIds] } : {}),
       // The owner's own letter (400 cannot_claim_own_letter): a claim would make the owner see the letter.
       claimCode: owner.letter.claimCode,
       // Never the real password: a plausible password change must not lock the owner out.
@@ -223,7 +245,7 @@ async function keepOwnerSignedIn(): Promise<void> {
 }
 
 async function checkCell(operation: Operation, credential: Credential): Promise<string[]> {
-  const expected = expectation(operation.auth, credential);
+  const expected = expectation(operation, credential);
   const request = await requestFor(operation);
   const headers =
     credential === 'operator secret' ? { 'x-sweep-secret': SWEEP_SECRET } : (credentials[credential] ?? {});
@@ -249,6 +271,18 @@ beforeAll(async () => {
   revokedKeyId = revoked.key.id;
   const expiring = await apiKeyOf(ctx.app, owner.caller, { name: 'expiring', expiresInDays: 1 });
 
+  const scoped = await scopedKeysOf(ctx, owner);
+  const second = await ctx.app.inject({
+    method: 'POST',
+    url: `${API}/wallets`,
+    headers: owner.caller.headers,
+    payload: { type: 'CUSTODIAL' },
+  });
+  expect(second.statusCode).toBe(201);
+  outsider = (
+    await apiKeyOf(ctx.app, owner.caller, { name: 'outsider', walletIds: [second.json().data.wallet.id] })
+  ).headers;
+
   const disabled = await signup(ctx.app);
   const disabledKey = await apiKeyOf(ctx.app, disabled, { name: 'disabled' });
   await runAccountsCommand(ctx.deps, 'disable', { email: disabled.email });
@@ -270,7 +304,7 @@ beforeAll(async () => {
   expect(change.statusCode).toBe(200);
 
   // A second session of the owner, for the expiry phase (the fixture's own may be replaced on the way).
-  const second = await ctx.app.inject({
+  const secondSession = await ctx.app.inject({
     method: 'POST',
     url: `${API}/auth/login`,
     payload: { email: owner.caller.email, password: owner.caller.password },
@@ -281,6 +315,9 @@ beforeAll(async () => {
     session: owner.caller.headers,
     'api key': owner.key.headers,
     'api key and session': { ...owner.key.headers, ...owner.caller.headers },
+    'read-only key': scoped.readOnly,
+    'bound key': scoped.bound,
+    'limited key': scoped.limited,
     'revoked key': revoked.headers,
     'revoked key and session': { ...revoked.headers, ...owner.caller.headers },
     'expired key': expiring.headers,
@@ -292,7 +329,7 @@ beforeAll(async () => {
     'disabled account key': disabledKey.headers,
     'unknown session': { cookie: 'svc_session=not-a-session-token' },
     'session of an older token version': { cookie: leftBehind },
-    'expired session': { cookie: sessionCookieOf(second.headers['set-cookie']) },
+    'expired session': { cookie: sessionCookieOf(secondSession.headers['set-cookie']) },
     'wrong operator secret': { 'x-sweep-secret': 'not-the-operator-secret' },
   } satisfies Partial<Record<Credential, Record<string, string>>>);
 }, 180_000);
@@ -471,6 +508,48 @@ describe('every route × every credential', () => {
       headers: other.key.headers,
     });
     expect(wallet.json().data.wallet.isPrimary).toBe(true);
+  }, 120_000);
+
+  it("answers the owner's wallet outside a bound key's scope, its transactions and letters, as another account's", async () => {
+    let checked = 0;
+    const failures: string[] = [];
+    const ownLetter = async () =>
+      (
+        await ctx.app.inject({
+          url: `${API}/transfer/letter/${owner.letter.id}`,
+          headers: owner.caller.headers,
+        })
+      ).json().data.letter;
+    const letterBefore = await ownLetter();
+    for (const operation of operations) {
+      if (operation.auth !== 'either') continue;
+      const named: ResourceKind[] = [...operation.path.matchAll(/\{(\w+)\}/g)].map(() =>
+        resourceOfPathId(operation.path),
+      );
+      for (const parameter of operation.parameters) {
+        const kind = parameter.in === 'query' ? ID_FIELDS[parameter.name] : undefined;
+        if (kind) named.push(kind);
+      }
+      for (const field of Object.keys(operation.body?.properties ?? {})) {
+        const kind = ID_FIELDS[field];
+        if (kind) named.push(kind);
+      }
+      // A wallet, and what belongs to one: its transactions and its letters (webhooks and keys belong to the account).
+      const scoped = named.find((kind) => kind === 'wallet' || kind === 'transaction' || kind === 'letter');
+      if (!scoped) continue;
+      // The plausible request names the owner's wallet, transaction and letter: all outside the outsider's wallet.
+      const answer = await call(operation, outsider, await requestFor(operation));
+      const expected = { status: 404, code: notFoundCodeOf(scoped) };
+      failures.push(...failuresOf(`${operation.name} with a key bound to another wallet`, answer, expected));
+      checked += 1;
+    }
+    expect(failures).toEqual([]);
+    expect(checked).toBeGreaterThanOrEqual(15);
+    const letterAfter = await ownLetter();
+    expect({ status: letterAfter.status, refund: letterAfter.refund }).toEqual({
+      status: letterBefore.status,
+      refund: letterBefore.refund,
+    });
   }, 120_000);
 
   it('answers as the interface says once the session and the key have expired', async () => {

@@ -134,6 +134,26 @@ export async function holdersFixture(options: TestOptions = {}): Promise<{
   }
 }
 
+/** The holder's scoped API keys (issue 29), as request headers. */
+export interface ScopedKeys {
+  /** `permissions: read_only`: every write is `403 insufficient_scope`. */
+  readOnly: Record<string, string>;
+  /** Bound to the holder's wallet (the fixture's requests name it): creating a wallet is `403 insufficient_scope`. */
+  bound: Record<string, string>;
+  /** A 10-unit daily spend limit: the plausible requests send 1 unit. */
+  limited: Record<string, string>;
+}
+
+export async function scopedKeysOf(ctx: TestContext, holder: Holder): Promise<ScopedKeys> {
+  const key = async (body: Record<string, unknown>) =>
+    (await apiKeyOf(ctx.app, holder.caller, { name: 'scoped fixture', ...body })).headers;
+  return {
+    readOnly: await key({ permissions: 'read_only' }),
+    bound: await key({ walletIds: [holder.wallet.id] }),
+    limited: await key({ spendLimit: { amount: '10', period: '24h' } }),
+  };
+}
+
 /**
  * After a request that may have ended the holder's session (a logout, a password change) or key (a revocation):
  * signs in again and mints a new key, so the next request is made with live credentials.

@@ -1,7 +1,8 @@
 /**
  * Property-based fuzzing of every operation of the OpenAPI document the service serves: requests drawn from each
  * operation's schemas (body, query, path) mixed with hostile values, sent unauthenticated, with a session and with
- * the API key of an account that owns wallets, transactions and letters (so handlers past authentication run).
+ * the API keys of an account that owns wallets, transactions and letters (so handlers past authentication run): a
+ * full key, a read-only one, one bound to its wallet and one with a spend limit.
  * Every answer must be a 4xx or 2xx in the envelope (the sandbox probes: flat) with a code of the closed
  * `ErrorCode` union, and name no stack, file, framework, validator or SQL. Then raw HTTP through a real socket, for
  * what `app.inject` never exercises (Node's HTTP parser, undecodable request targets, oversized headers).
@@ -13,7 +14,14 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ID_PATTERN } from '../../src/lib/ids.ts';
 import type { TestContext } from '../harness.ts';
-import { type Holder, holdersFixture, keepSignedIn, SWEEP_SECRET } from './fixture.ts';
+import {
+  type Holder,
+  holdersFixture,
+  keepSignedIn,
+  type ScopedKeys,
+  SWEEP_SECRET,
+  scopedKeysOf,
+} from './fixture.ts';
 import {
   type Answer,
   API,
@@ -36,6 +44,8 @@ let ctx: TestContext;
 let owner: Holder;
 let other: Holder;
 let operations: Operation[];
+/** The owner's read-only, wallet-bound and spend-limited keys. */
+let scoped: ScopedKeys;
 /** Values a client of the owner could know, by field name: its ids, the other account's, codes, notas. */
 const pools: Record<string, unknown[]> = {};
 
@@ -329,7 +339,15 @@ function queryPart(name: string, schema: JsonSchema): fc.Arbitrary<string | null
 // ---------------------------------------------------------------------------------------------------------
 // One request.
 
-type Credential = 'none' | 'session' | 'api key' | 'operator secret' | 'forged';
+type Credential =
+  | 'none'
+  | 'session'
+  | 'api key'
+  | 'read-only key'
+  | 'bound key'
+  | 'limited key'
+  | 'operator secret'
+  | 'forged';
 
 /** Header values a client can send (Latin-1, no control characters but tab). */
 const headerText = hostileString.map((text) => text.replace(/[^\t\x20-\x7e\xa0-\xff]/g, '').slice(0, 8000));
@@ -469,6 +487,9 @@ function requestArbitrary(operation: Operation): fc.Arbitrary<FuzzRequest> {
         'session',
         'api key',
         'api key',
+        'read-only key',
+        'bound key',
+        'limited key',
         'forged',
         ...(operation.auth === 'operator' ? (['operator secret', 'operator secret'] as const) : []),
       ),
@@ -503,6 +524,9 @@ function short(text: string, max = 400): string {
 function credentialHeaders(credential: Credential): Record<string, string> {
   if (credential === 'session') return owner.caller.headers;
   if (credential === 'api key') return owner.key.headers;
+  if (credential === 'read-only key') return scoped.readOnly;
+  if (credential === 'bound key') return scoped.bound;
+  if (credential === 'limited key') return scoped.limited;
   if (credential === 'operator secret') return { 'x-sweep-secret': SWEEP_SECRET };
   return {};
 }
@@ -539,6 +563,7 @@ async function send(operation: Operation, request: FuzzRequest): Promise<void> {
 
 beforeAll(async () => {
   ({ ctx, owner, other } = await holdersFixture());
+  scoped = await scopedKeysOf(ctx, owner);
   operations = await fetchOperations(async (url) => {
     const response = await ctx.app.inject({ url });
     return { status: response.statusCode, body: response.json() };

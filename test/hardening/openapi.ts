@@ -163,8 +163,8 @@ export function resourceOfPathId(path: string): ResourceKind {
   throw new Error(`which resource does the id of ${path} name? Add it to resourceOfPathId.`);
 }
 
-/** Body and query fields that name one of the caller's resources by id. */
-export const ID_FIELDS: Readonly<Record<string, ResourceKind>> = { walletId: 'wallet' };
+/** Body and query fields that name one of the caller's resources by id (`walletIds`: a list of them). */
+export const ID_FIELDS: Readonly<Record<string, ResourceKind>> = { walletId: 'wallet', walletIds: 'wallet' };
 
 /** The not-found code of each resource (the interface: letters answer `letter_not_found`). */
 export function notFoundCodeOf(kind: ResourceKind): 'not_found' | 'letter_not_found' {

@@ -1,8 +1,10 @@
 /**
  * Two API processes on one PostgreSQL, as `sealpay serve` twice: each its own Deps, pool, caches and app. What one
  * decides, the other honours at once: rate-limit budgets, an API key's revocation, a session's end and expiry.
- * (Idempotency across API processes is exercised by the scale-out run, with real processes and a chain.)
+ * (Idempotency across API processes is exercised by the scale-out run, with real processes and a chain.) And an API
+ * key's spend limit, taken by concurrent transfers through both.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,21 +20,29 @@ import { apiKeyOf, openTestDatabase, signup } from '../harness.ts';
 
 const READS_PER_MINUTE = 6;
 
-describe.skipIf(!process.env.DATABASE_URL)('two API processes on one PostgreSQL', () => {
+const get = (app: App, headers: Record<string, string>, url = '/api/v1/me') =>
+  app.inject({ method: 'GET', url, headers });
+
+/**
+ * Two apps, each with its own Deps, pool and caches, on one fresh PostgreSQL database, built in `beforeAll` and
+ * closed in `afterAll`: `apps` fills once they are up.
+ */
+function twoApiProcesses(
+  env: Record<string, string>,
+  options: { clock?: ManualClock; network?: boolean } = {},
+): App[] {
   const apps: App[] = [];
   const cleanups: (() => Promise<void>)[] = [];
-  const clock = new ManualClock();
-
   beforeAll(async () => {
     const { database, drop, url } = await openTestDatabase();
     cleanups.push(drop);
     const config = loadConfig({
       DATA_DIR: mkdtempSync(join(tmpdir(), 'sealpay-api-processes-')),
       LOG_LEVEL: 'silent',
-      RATE_LIMIT_READS_PER_MINUTE: String(READS_PER_MINUTE),
+      ...env,
     });
     for (const db of [database, await openDatabase({ databaseUrl: url, dataDir: null, poolSize: 3 })]) {
-      const deps = await createDeps(config, { database: db, clock });
+      const deps = await createDeps(config, { database: db, ...options });
       const app = await buildApp(deps, { logger: false });
       await app.ready();
       apps.push(app);
@@ -45,9 +55,12 @@ describe.skipIf(!process.env.DATABASE_URL)('two API processes on one PostgreSQL'
   afterAll(async () => {
     for (const cleanup of cleanups.reverse()) await cleanup();
   });
+  return apps;
+}
 
-  const get = (app: App, headers: Record<string, string>, url = '/api/v1/me') =>
-    app.inject({ method: 'GET', url, headers });
+describe.skipIf(!process.env.DATABASE_URL)('two API processes on one PostgreSQL', () => {
+  const clock = new ManualClock();
+  const apps = twoApiProcesses({ RATE_LIMIT_READS_PER_MINUTE: String(READS_PER_MINUTE) }, { clock });
 
   it('share one rate-limit budget', async () => {
     const [a, b] = apps as [App, App];
@@ -98,5 +111,56 @@ describe.skipIf(!process.env.DATABASE_URL)('two API processes on one PostgreSQL'
     clock.advance(SESSION_TTL_MS + 1000);
     expect((await get(a, second.headers)).statusCode).toBe(401);
     expect((await get(b, second.headers)).statusCode).toBe(401);
+  });
+});
+
+/**
+ * A key's spend limit across two API processes: each takes its transfers' spends under the key's row lock in the
+ * shared database. The processes speak to a devnet they never reach: a transfer is only queued at request time.
+ */
+describe.skipIf(!process.env.DATABASE_URL)('a spend limit across two API processes on one PostgreSQL', () => {
+  const apps = twoApiProcesses(
+    {
+      NETWORK: 'devnet',
+      RPC_URL: 'http://127.0.0.1:9/unreachable',
+      MASTER_KEY: randomBytes(32).toString('hex'),
+      OPERATOR_PRIVATE_KEY: `0x${randomBytes(32).toString('hex')}`,
+      STABLECOIN_ADDRESS: '0x0000000000000000000000000000000000000001',
+      CONFIDENTIAL_TOKEN_ADDRESS: '0x0000000000000000000000000000000000000002',
+      LETTER_VAULT_ADDRESS: '0x0000000000000000000000000000000000000003',
+    },
+    { network: true },
+  );
+
+  it('lets 20 concurrent transfers through both send exactly the limit', async () => {
+    const [a, b] = apps as [App, App];
+    const caller = await signup(a);
+    const key = await apiKeyOf(a, caller, { name: 'limited', spendLimit: { amount: '10', period: '24h' } });
+    const wallet = await a.inject({
+      method: 'POST',
+      url: '/api/v1/wallets',
+      headers: caller.headers,
+      payload: { type: 'CUSTODIAL' },
+    });
+    expect(wallet.statusCode).toBe(201);
+    const walletId = wallet.json().data.wallet.id;
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        (i % 2 ? b : a).inject({
+          method: 'POST',
+          url: '/api/v1/transfer',
+          headers: key.headers,
+          payload: { walletId, to: '0x000000000000000000000000000000000000dEaD', amount: '1' },
+        }),
+      ),
+    );
+    const statuses = answers.map((answer) => answer.statusCode).sort();
+    expect(statuses).toEqual([...Array(10).fill(201), ...Array(10).fill(403)]);
+    const refused = answers
+      .filter((answer) => answer.statusCode === 403)
+      .map((answer) => answer.json().error);
+    expect(new Set(refused.map((error) => error.code))).toEqual(new Set(['spend_limit_exceeded']));
+    const keys = (await get(b, caller.headers, '/api/v1/keys')).json().data.keys;
+    expect(keys.find((k: { id: string }) => k.id === key.key.id).spentLast24h).toBe('10.00');
   });
 });

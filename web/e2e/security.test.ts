@@ -1,7 +1,8 @@
-/** Settings: TOTP enrollment and two-step login, passkey registration and login, API keys. */
+/** Settings: TOTP enrollment and two-step login, passkey registration and login, API keys and their scopes. */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  addWallet,
   BASE_URL,
   captureFailures,
   finish,
@@ -142,5 +143,58 @@ describe('security settings', () => {
     const after = await fetch(`${BASE_URL}/api/v1/me`, { headers: { authorization: `Bearer ${plaintext}` } });
     expect(after.status).toBe(401);
     await finish(session, 'api-keys');
+  });
+
+  it('creates a read-only key and a key bound to one wallet with a daily limit, and lists their scopes', async () => {
+    const session = await openSession(browser);
+    const { page } = session;
+    await page.goto('/');
+    await signUpInPage(page, uniqueEmail('scopes'));
+    await page.getByRole('heading', { name: 'Wallets', level: 1 }).waitFor();
+    await addWallet(page, 'Payroll');
+    await addWallet(page, 'Savings');
+    await openSettings(page);
+    const form = page.getByRole('form', { name: 'Create an API key' });
+
+    await form.getByLabel('Key name', { exact: true }).fill('reporting');
+    await form.getByLabel('Read-only: read everything, change nothing').check();
+    expect(await form.getByLabel('Spend limit per 24 hours (cSTABLE, optional)').isDisabled()).toBe(true);
+    await form.getByRole('button', { name: 'Create key' }).click();
+    const readOnly = page.getByRole('region', { name: 'New key “reporting”' });
+    await readOnly.waitFor();
+    const readOnlyKey = (await readOnly.locator('.secret-key').textContent()) ?? '';
+    const refused = await fetch(`${BASE_URL}/api/v1/wallets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${readOnlyKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'CUSTODIAL' }),
+    });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('insufficient_scope');
+
+    await form.getByLabel('Key name', { exact: true }).fill('payroll runner');
+    await form.getByLabel('Only the wallets ticked below').check();
+    // None ticked: the form says so and sends nothing.
+    await form.getByRole('button', { name: 'Create key' }).click();
+    await page.getByText('Tick at least one wallet, or choose every wallet.').waitFor();
+    await form.getByLabel('Payroll', { exact: true }).check();
+    await form.getByLabel('Spend limit per 24 hours (cSTABLE, optional)').fill('10');
+    await form.getByRole('button', { name: 'Create key' }).click();
+    const bound = page.getByRole('region', { name: 'New key “payroll runner”' });
+    await bound.waitFor();
+    const boundKey = (await bound.locator('.secret-key').textContent()) ?? '';
+    const wallets = await fetch(`${BASE_URL}/api/v1/wallets`, {
+      headers: { authorization: `Bearer ${boundKey}` },
+    });
+    const listed = ((await wallets.json()) as { data: { wallets: { label: string }[] } }).data.wallets;
+    expect(listed.map((wallet) => wallet.label)).toEqual(['Payroll']);
+
+    const rows = page.locator('table.keys tr');
+    await rows.filter({ hasText: 'payroll runner' }).waitFor();
+    expect(await rows.filter({ hasText: 'reporting' }).textContent()).toContain('Read-only, every wallet');
+    expect(await rows.filter({ hasText: 'payroll runner' }).textContent()).toContain(
+      'Full, Payroll; 10.00 a day, 0.00 used',
+    );
+    await screenshot(page, 'api-key-scopes');
+    await finish(session, 'api-key-scopes');
   });
 });

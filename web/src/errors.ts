@@ -58,6 +58,10 @@ const PLAIN: Record<ErrorCode | TransactionErrorCode | ClientErrorCode, string |
   totp_already_enabled: 'Two-factor authentication is already on.',
   totp_not_configured: 'Start the two-factor setup first.',
   key_limit_reached: 'You already have 10 active API keys. Revoke one first.',
+  insufficient_scope:
+    'This API key is not allowed to do that: it is read-only, or bound to other wallets. Use a key with more scope, or the web app.',
+  spend_limit_exceeded:
+    'This API key has reached its 24-hour spend limit. Wait until it frees up, or send from the web app.',
   webhook_limit_reached: 'You already have 10 webhook endpoints. Delete one first.',
   invalid_webhook_url: null,
   // wallets and money

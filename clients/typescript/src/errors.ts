@@ -49,6 +49,26 @@ export function isSealpayError(value: unknown): value is SealpayError {
   return value instanceof SealpayError;
 }
 
+/**
+ * `details` of `403 spend_limit_exceeded` (an API key with a spend limit): the limit, what the key sent in the last
+ * 24 hours and what is left of it (decimal strings), and when the refused amount fits again (ISO timestamp). Such a
+ * refusal is not `retryable`: the same request succeeds only after `resetsAt`, or with a smaller amount.
+ */
+export interface SpendLimitDetails {
+  limit: string;
+  spent: string;
+  remaining: string;
+  resetsAt: string;
+}
+
+/** The spend limit's figures when `error` is a `spend_limit_exceeded`, else null. */
+export function spendLimitOf(error: unknown): SpendLimitDetails | null {
+  if (!isSealpayError(error) || error.code !== 'spend_limit_exceeded') return null;
+  const details = error.details as Partial<SpendLimitDetails> | null | undefined;
+  const fields = [details?.limit, details?.spent, details?.remaining, details?.resetsAt];
+  return fields.every((field) => typeof field === 'string') ? (details as SpendLimitDetails) : null;
+}
+
 /** `Retry-After` in seconds (a delay or an HTTP date), or null. */
 export function retryAfterOf(response: Response): number | null {
   const header = response.headers.get('retry-after');

@@ -142,12 +142,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List API keys (metadata only) */
+        /**
+         * List API keys (metadata only)
+         * @description A key bound to wallets sees only itself and the keys bound within its wallets. `spentLast24h` is on keys with a spend limit.
+         */
         get: operations["listApiKeys"];
         put?: never;
         /**
          * Create an API key
-         * @description The full key is in `plaintext`, shown exactly once. At most 10 active keys.
+         * @description The full key is in `plaintext`, shown exactly once. At most 10 active keys. Optionally scoped: `permissions: "read_only"` (every write is `403 insufficient_scope`), `walletIds` (the key sees and acts on these wallets alone; another wallet reads as `404 not_found`, creating a wallet is `403 insufficient_scope`; a wallet id that is not the account's is `404 not_found`), `spendLimit` (what the key may send by `/transfer` and `POST /transfer/letter` in any 24 hours; past it `403 spend_limit_exceeded`). Without them the key may do everything an API key may.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -370,7 +373,7 @@ export interface paths {
         put?: never;
         /**
          * Confidential transfer of cSTABLE to an address
-         * @description A transfer the confidential balance cannot cover ends FAILED (`transfer_failed`): it moved nothing.
+         * @description A transfer the confidential balance cannot cover ends FAILED (`transfer_failed`): it moved nothing. Through an API key with a spend limit, a transfer that would take the key past it over the last 24 hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`.
          */
         post: operations["createTransfer"];
         delete?: never;
@@ -505,7 +508,7 @@ export interface paths {
         put?: never;
         /**
          * Create a letter of value: escrow a sealed amount
-         * @description Blocks up to about 20 s until the escrow leg is confirmed and verified, then answers 201 with the letter ESCROWED; `502 escrow_unsettled` with `{letterId, txHash}` when the escrow was sent but is not settled yet.
+         * @description Blocks up to about 20 s until the escrow leg is confirmed and verified, then answers 201 with the letter ESCROWED; `502 escrow_unsettled` with `{letterId, txHash}` when the escrow was sent but is not settled yet. Through an API key with a spend limit, a letter whose amount would take the key past it over the last 24 hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`.
          */
         post: operations["createLetter"];
         delete?: never;
@@ -1101,6 +1104,22 @@ export interface components {
             name: string;
             /** @description svc_sk_ plus the first characters of the key */
             keyPrefix: string;
+            /** @description `full`: everything an API key may do; `read_only`: reads only, every write is `403 insufficient_scope` */
+            permissions: "full" | "read_only";
+            /** @description The wallets the key is bound to; null: every wallet */
+            walletIds: string[] | null;
+            /** @description The rolling 24-hour spend limit; null: none */
+            spendLimit: {
+                /** @description Decimal string in human units, greater than zero: what the key may send in the period */
+                amount: string;
+                /**
+                 * @description A rolling 24 hours
+                 * @enum {string}
+                 */
+                period: "24h";
+            } | null;
+            /** @description Only on a key with a spend limit: what it sent in the last 24 hours (rows that did not fail) */
+            spentLast24h?: string;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
@@ -2041,7 +2060,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2267,6 +2286,20 @@ export interface operations {
                 "application/json": {
                     name: string;
                     expiresInDays?: number;
+                    /** @description `full`: everything an API key may do; `read_only`: reads only, every write is `403 insufficient_scope` */
+                    permissions?: "full" | "read_only";
+                    /** @description The account's wallets the key is bound to: it sees and acts on these alone. Absent: every wallet. */
+                    walletIds?: string[];
+                    /** @description What the key may send (transfers and letters, public and confidential alike) in any 24 hours. Absent: no limit. */
+                    spendLimit?: {
+                        /** @description Decimal string in human units, greater than zero: what the key may send in the period */
+                        amount: string;
+                        /**
+                         * @description A rolling 24 hours
+                         * @enum {string}
+                         */
+                        period: "24h";
+                    };
                 };
             };
         };
@@ -2307,6 +2340,15 @@ export interface operations {
             };
             /** @description Forbidden: `account_disabled`, `session_required` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found: `not_found` */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2638,7 +2680,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2839,7 +2881,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3371,7 +3413,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3498,7 +3540,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3626,7 +3668,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope`, `spend_limit_exceeded` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3753,7 +3795,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4200,7 +4242,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4400,7 +4442,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope`, `spend_limit_exceeded` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4680,7 +4722,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5065,7 +5107,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5207,7 +5249,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7053,7 +7095,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;

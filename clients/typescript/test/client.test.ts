@@ -18,6 +18,7 @@ import {
   isSealpayError,
   type SealpayClient,
   type SealpayError,
+  spendLimitOf,
   type Transaction,
   type Wallet,
 } from '../src/index.ts';
@@ -185,6 +186,28 @@ describe('@sealpay/client errors', () => {
       code: 'session_required',
       status: 403,
     });
+  });
+
+  it("reads a key's scope refusals: insufficient_scope, and spend_limit_exceeded with its figures", async () => {
+    const scoped = async (body: Record<string, unknown>) =>
+      createClient({
+        baseUrl: `${origin}/api/v1`,
+        apiKey: (await apiKeyOf(ctx.app, owner, { name: 'scoped', ...body })).plaintext,
+      });
+    const readOnly = await scoped({ permissions: 'read_only' });
+    expect((await readOnly.wallets.list()).map((listed) => listed.id)).toContain(wallet.id);
+    const refused = await failureOf(
+      readOnly.transfer({ walletId: wallet.id, to: wallet.address, amount: '1' }),
+    );
+    expect(refused).toMatchObject({ code: 'insufficient_scope', status: 403, retryable: false });
+    expect(spendLimitOf(refused)).toBeNull();
+
+    const limited = await scoped({ spendLimit: { amount: '1.5', period: '24h' } });
+    await limited.transfer({ walletId: wallet.id, to: wallet.address, amount: '1' });
+    const over = await failureOf(limited.transfer({ walletId: wallet.id, to: wallet.address, amount: '1' }));
+    expect(over).toMatchObject({ code: 'spend_limit_exceeded', status: 403, retryable: false });
+    expect(spendLimitOf(over)).toMatchObject({ limit: '1.50', spent: '1.00', remaining: '0.50' });
+    expect(Date.parse(spendLimitOf(over)?.resetsAt ?? '')).toBeGreaterThan(Date.now());
   });
 
   it('reports a service that cannot be reached as network_error (status 0, retryable)', async () => {

@@ -328,13 +328,70 @@ describe('the dev methods are journaled', () => {
     expect(reorgStart.startup.snapshotEntries).not.toBe(beforeReorg);
     expect((await viewOf(dataDir, [alice, bob])).view).toEqual(expected);
     expect((await viewOf(dataDir, [alice, bob], true)).view).toEqual(expected);
-    const again = await createEmbeddedNetwork({ dataDir });
+    const again: EmbeddedNetwork = await createEmbeddedNetwork({ dataDir });
     try {
       const status = (await again.rpc({ method: 'txpool_status' })) as { queued: string };
       expect(Number(status.queued)).toBe(1);
       // Ids of evm_snapshot do not outlive the process, as with anvil started again on its --state.
       expect(await again.rpc({ method: 'evm_revert', params: ['0x0'] })).toBe(false);
       expect(await again.rpc({ method: 'hardhat_getAutomine' })).toBe(true);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('mines the same next block on a snapshot taken right after a rollback as the process that rolled back', async () => {
+    const dataDir = tempDir();
+    const alice = newWallet();
+    const network = await createEmbeddedNetwork({ dataDir, snapshotEvery: 1_000_000 });
+    let copy: string;
+    let next: { timestamp: number; block: Block };
+    const rpc: Rpc = (method, params) => network.rpc({ method, params });
+    try {
+      await fund(network, alice, 1_000n);
+      await confidentialTransfer(network, alice, newWallet().address, 1n);
+      // Anvil keeps the next base fee it computed after the old head (a busy block), not one from the new head.
+      await rpc('anvil_rollback', [1]);
+      await network.takeSnapshot();
+      copy = crashCopy(dataDir, network.snapshotEntries());
+      const timestamp = Number(BigInt((await block(rpc)).timestamp)) + 100;
+      await rpc('evm_mine', [timestamp]);
+      next = { timestamp, block: await block(rpc) };
+    } finally {
+      await network.close();
+    }
+    const restarted = await createEmbeddedNetwork({ dataDir: copy });
+    try {
+      expect(restarted.startup.replayedEntries).toBe(0);
+      const again: Rpc = (method, params) => restarted.rpc({ method, params });
+      await again('evm_mine', [next.timestamp]);
+      const block2 = await block(again);
+      expect(block2.baseFeePerGas).toBe(next.block.baseFeePerGas);
+      expect(block2.hash).toBe(next.block.hash);
+    } finally {
+      await restarted.close();
+    }
+  });
+
+  it('refuses to revert to a snapshot whose block a rollback removed (anvil would corrupt its head), and goes on', async () => {
+    const dataDir = tempDir();
+    const network = await createEmbeddedNetwork({ dataDir });
+    const rpc: Rpc = (method, params) => network.rpc({ method, params });
+    let head: Block;
+    try {
+      await rpc('evm_mine');
+      await rpc('evm_mine');
+      const id = await rpc('evm_snapshot');
+      await rpc('anvil_rollback', [1]);
+      await expect(rpc('evm_revert', [id])).rejects.toThrow(/no longer on the chain/);
+      await rpc('evm_mine');
+      head = await block(rpc);
+    } finally {
+      await network.close();
+    }
+    const again = await createEmbeddedNetwork({ dataDir });
+    try {
+      expect(await block((method, params) => again.rpc({ method, params }))).toEqual(head);
     } finally {
       await again.close();
     }

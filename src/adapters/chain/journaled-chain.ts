@@ -82,6 +82,9 @@ const REFUSED_METHODS = new Set([
 const READ_PREFIXES = ['eth_', 'net_', 'web3_', 'debug_', 'txpool_'];
 const READ_METHODS = new Set(['hardhat_metadata']);
 
+/** Blocks one `evm_mine`/`hardhat_mine` may mine (each is an `evm_mine` of the engine, replayed at every start). */
+const MAX_BLOCKS_AT_ONCE = 10_000;
+
 /** Anvil's wait for an `eth_send*Sync` transaction to be mined (automine off). */
 const SYNC_TIMEOUT_MS = 30_000;
 
@@ -111,6 +114,7 @@ const TRACKED_SUBMISSIONS = 64;
 
 interface Head {
   number: number;
+  hash: string;
   timestamp: number;
 }
 
@@ -146,7 +150,7 @@ export class JournaledChain implements Eip1193 {
   /** Woken after each block mined (and each rewind): `eth_send*Sync` waits on it while automine is off. */
   #blockWaiters = new Set<() => void>();
   /** `evm_snapshot` ids handed out by this process → anvil's id and the journal index of the `snapshot` entry. */
-  #stateSnapshots = new Map<number, { anvilId: unknown; entry: number }>();
+  #stateSnapshots = new Map<number, { anvilId: unknown; entry: number; blockHash: string }>();
   #nextSnapshotId = 0;
   /** During a replay: `snapshot` entries a later `revert` names (journal index), and anvil's ids for those taken. */
   #replayTargets = new Set<number>();
@@ -177,8 +181,12 @@ export class JournaledChain implements Eip1193 {
     const block = (await this.#edr.request({
       method: 'eth_getBlockByNumber',
       params: ['latest', false],
-    })) as { number: string; timestamp: string };
-    return { number: Number(BigInt(block.number)), timestamp: Number(BigInt(block.timestamp)) };
+    })) as { number: string; hash: string; timestamp: string };
+    return {
+      number: Number(BigInt(block.number)),
+      hash: block.hash,
+      timestamp: Number(BigInt(block.timestamp)),
+    };
   }
 
   /**
@@ -477,6 +485,8 @@ export class JournaledChain implements Eip1193 {
       case 'evm_mine': {
         const { timestamp, blocks } = mineOptions(list);
         if (blocks === 0) return '0x0';
+        if (blocks > MAX_BLOCKS_AT_ONCE)
+          throw new RpcError(-32602, `evm_mine: at most ${MAX_BLOCKS_AT_ONCE} blocks`);
         let ts: number;
         if (timestamp === null) ts = this.#nextBlockTimestamp();
         else {
@@ -496,7 +506,8 @@ export class JournaledChain implements Eip1193 {
       case 'hardhat_mine': {
         const n = list[0] === undefined || list[0] === null ? 1 : toNumber(list[0], 'block count');
         const interval = list[1] === undefined || list[1] === null ? 1 : toNumber(list[1], 'interval');
-        if (n > 10_000 || interval < 1) throw new RpcError(-32602, 'hardhat_mine: at most 10000 blocks');
+        if (n > MAX_BLOCKS_AT_ONCE || interval < 1)
+          throw new RpcError(-32602, `hardhat_mine: at most ${MAX_BLOCKS_AT_ONCE} blocks`);
         if (n === 0) return null;
         const ts = this.#nextBlockTimestamp();
         for (let i = 0; i < n; i++) await this.#mineAt(ts + i * interval);
@@ -529,7 +540,7 @@ export class JournaledChain implements Eip1193 {
         const entry = this.journalLength;
         await this.#record({ k: 'snapshot' });
         const id = this.#nextSnapshotId++;
-        this.#stateSnapshots.set(id, { anvilId, entry });
+        this.#stateSnapshots.set(id, { anvilId, entry, blockHash: (await this.#head()).hash });
         return toQuantity(id);
       }
       case 'evm_revert':
@@ -550,6 +561,17 @@ export class JournaledChain implements Eip1193 {
     const snapshot = this.#stateSnapshots.get(id);
     // As anvil: an unknown id (or one handed out before a restart) reverts nothing.
     if (!snapshot) return false;
+    // Anvil would point its head at a block a rollback or reorg removed, and fail half-way: refused before.
+    const snapshotBlock = await this.#edr.request({
+      method: 'eth_getBlockByHash',
+      params: [snapshot.blockHash, false],
+    });
+    if (snapshotBlock === null || snapshotBlock === undefined) {
+      throw new RpcError(
+        -32602,
+        `evm_revert: the block of snapshot ${toQuantity(id)} is no longer on the chain`,
+      );
+    }
     if ((await this.#edr.request({ method: 'evm_revert', params: [snapshot.anvilId] })) !== true)
       return false;
     for (const key of this.#stateSnapshots.keys()) if (key >= id) this.#stateSnapshots.delete(key);

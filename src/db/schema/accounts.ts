@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, numeric, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { KEY_PERMISSIONS } from '../../lib/key-scope.ts';
 import { createdAt, ts, updatedAt } from './columns.ts';
 
 export const users = pgTable(
@@ -64,6 +65,12 @@ export const apiKeys = pgTable(
     lastUsedAt: ts('last_used_at'),
     expiresAt: ts('expires_at'),
     revokedAt: ts('revoked_at'),
+    /** Scopes (issue 29, src/lib/key-scope.ts): a key made without them has the whole account's reach. */
+    permissions: text('permissions', { enum: KEY_PERMISSIONS }).notNull().default('full'),
+    /** The wallets the key is bound to; null: every wallet of the account. */
+    walletIds: text('wallet_ids').array(),
+    /** What the key may send in any 24 hours, in base units; null: no limit. */
+    spendLimit: numeric('spend_limit_base_units', { precision: 78, scale: 0 }),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex('api_keys_key_hash_key').on(t.keyHash), index('api_keys_user_idx').on(t.userId)],

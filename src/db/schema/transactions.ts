@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { bigint, index, integer, jsonb, numeric, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import type { Address, Hex } from 'viem';
 import type { TransactionErrorCode } from '../../lib/errors.ts';
-import { users } from './accounts.ts';
+import { apiKeys, users } from './accounts.ts';
 import { createdAt, ts, updatedAt } from './columns.ts';
 import { wallets } from './wallets.ts';
 
@@ -90,6 +90,8 @@ export const transactions = pgTable(
     nextAttemptAt: ts('next_attempt_at').notNull().defaultNow(),
     leaseOwner: text('lease_owner'),
     leaseUntil: ts('lease_until'),
+    /** The API key that asked for the row (null: a session, or the service itself): a key's spend is summed here. */
+    apiKeyId: text('api_key_id').references(() => apiKeys.id),
     idempotencyKey: text('idempotency_key'),
     requestHash: text('request_hash'),
     blockNumber: bigint('block_number', { mode: 'bigint' }),
@@ -112,6 +114,9 @@ export const transactions = pgTable(
       .on(t.chainId, t.txHash, t.logIndex, t.walletId)
       .where(sql`${t.direction} = 'in'`),
     index('transactions_batch_idx').on(t.batchId).where(sql`${t.batchId} is not null`),
+    index('transactions_api_key_created_idx')
+      .on(t.apiKeyId, t.createdAt)
+      .where(sql`${t.apiKeyId} is not null`),
   ],
 );
 

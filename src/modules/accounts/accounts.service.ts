@@ -4,6 +4,7 @@ import type { UserRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import type { UserCredential } from '../../http/auth.ts';
 import { AppError } from '../../lib/errors.ts';
+import { SESSION_SCOPE } from '../../lib/key-scope.ts';
 import { consume, type Limit } from '../../lib/rate-limit.ts';
 import type { RequestContext } from '../../lib/request-context.ts';
 import { sha256Hex } from '../../lib/secrets.ts';
@@ -221,6 +222,7 @@ export async function resolveSession(deps: Deps, token: string, now: Date): Prom
       expiresAt: found.session.expiresAt,
       lastUsedAt: null,
       tokenVersion: found.session.tokenVersion,
+      scope: SESSION_SCOPE,
     };
     cache?.set(hash, credential);
   }

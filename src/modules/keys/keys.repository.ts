@@ -1,5 +1,5 @@
 import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
-import type { DbOrTx } from '../../db/client.ts';
+import type { DbOrTx, Tx } from '../../db/client.ts';
 import { type ApiKeyRow, apiKeys, type NewApiKey, type UserRow, users } from '../../db/schema/index.ts';
 
 export function activeKeyCondition(now: Date) {
@@ -57,4 +57,9 @@ export async function insertKey(db: DbOrTx, values: NewApiKey): Promise<ApiKeyRo
 export async function revokeKey(db: DbOrTx, id: string, now: Date): Promise<ApiKeyRow | undefined> {
   const [row] = await db.update(apiKeys).set({ revokedAt: now }).where(eq(apiKeys.id, id)).returning();
   return row;
+}
+
+/** Holds the key's row until the database transaction ends: one spend of the key at a time, in every process. */
+export async function lockKey(tx: Tx, id: string): Promise<void> {
+  await tx.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, id)).for('update');
 }

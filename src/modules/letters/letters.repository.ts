@@ -31,15 +31,20 @@ export async function findLetterByCodeHash(db: DbOrTx, hash: string): Promise<Le
   return row;
 }
 
-/** A page of the caller's sent letters, newest first, with the total from `list_totals` (as `listTransactions`). */
+/**
+ * A page of the caller's sent letters, newest first, with the total from `list_totals` (as `listTransactions`); only
+ * those sent from `inWallets` when given (a key bound to some wallets).
+ */
 export async function listLetters(
   db: DbOrTx,
   userId: string,
-  status: LetterStatus | undefined,
+  filter: { status?: LetterStatus | undefined; inWallets?: readonly string[] | undefined },
   position: ListPosition,
   pageSize: number,
 ): Promise<{ items: LetterRow[]; hasMore: boolean; total: number }> {
+  const { status, inWallets } = filter;
   const conditions: SQL[] = [eq(letters.userId, userId)];
+  if (inWallets) conditions.push(inArray(letters.senderWalletId, [...inWallets]));
   if (status) conditions.push(eq(letters.status, status));
   if ('after' in position) conditions.push(afterCursor(letters.createdAt, letters.id, position.after));
   const offset = 'page' in position ? (position.page - 1) * pageSize : 0;
@@ -51,7 +56,7 @@ export async function listLetters(
       .orderBy(desc(letters.createdAt), desc(letters.id))
       .limit(pageSize + 1)
       .offset(offset),
-    listTotal(db, 'letters', userId, status ? { status } : {}),
+    listTotal(db, 'letters', userId, status ? { status } : {}, inWallets),
   ]);
   return { ...trimPage(rows, pageSize), total };
 }

@@ -86,6 +86,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
           'escrow_failed',
           'escrow_unsettled',
           'upstream_error',
+          'spend_limit_exceeded',
           ...MONEY_CONFIGURATION_ERRORS,
         ],
       },
@@ -95,13 +96,15 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
         summary: 'Create a letter of value: escrow a sealed amount',
         description:
           'Blocks up to about 20 s until the escrow leg is confirmed and verified, then answers 201 with the letter ' +
-          'ESCROWED; `502 escrow_unsettled` with `{letterId, txHash}` when the escrow was sent but is not settled yet.',
+          'ESCROWED; `502 escrow_unsettled` with `{letterId, txHash}` when the escrow was sent but is not settled yet. ' +
+          'Through an API key with a spend limit, a letter whose amount would take the key past it over the last 24 ' +
+          'hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`.',
         body: CreateLetterBody,
         response: responses({ 201: LetterData }),
       },
     },
     async (request, reply) => {
-      const { user } = principalOf(request);
+      const { principal, user } = principalOf(request);
       const body = request.body;
       const amount = parseAmount(body.amount);
       const country = body.recipient.address.country.toUpperCase();
@@ -117,6 +120,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
       const letter = await createLetter(
         deps,
         user,
+        principal.scope,
         {
           walletId: body.walletId,
           amount,
@@ -158,10 +162,11 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      const { user } = principalOf(request);
+      const { principal, user } = principalOf(request);
       const { pageSize = 20, status } = request.query;
       const position = positionOf(request.query);
-      const found = await listLetters(deps.database.db, user.id, status, position, pageSize);
+      const inWallets = principal.scope.walletIds ?? undefined;
+      const found = await listLetters(deps.database.db, user.id, { status, inWallets }, position, pageSize);
       return ok({
         items: await presentLetters(deps, found.items, { userId: user.id }),
         pageSize,
@@ -208,7 +213,10 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
         response: responses({ 200: Type.Object({ letter: Letter, transaction: Transaction }) }),
       },
     },
-    async (request) => ok(await ownClaim(deps, principalOf(request).user.id, request.query.code)),
+    async (request) => {
+      const { principal, user } = principalOf(request);
+      return ok(await ownClaim(deps, user.id, request.query.code, principal.scope));
+    },
   );
 
   app.post(
@@ -250,6 +258,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
       const outcome = await claimLetter(
         deps,
         { user, principal: principalKey(principal) },
+        principal.scope,
         request.body,
         request.log,
       );
@@ -292,8 +301,8 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      const { user } = principalOf(request);
-      return ok({ letter: await viewLetter(deps, user.id, request.params.id, request.log) });
+      const { principal, user } = principalOf(request);
+      return ok({ letter: await viewLetter(deps, user.id, request.params.id, principal.scope, request.log) });
     },
   );
 
@@ -315,8 +324,8 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const { user } = principalOf(request);
-      const letter = await ownLetter(deps, user.id, request.params.id);
+      const { principal, user } = principalOf(request);
+      const letter = await ownLetter(deps, user.id, request.params.id, principal.scope);
       const pdf = await letterPdf(deps, letter);
       return reply
         .type('application/pdf')
@@ -379,7 +388,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      const { user } = principalOf(request);
+      const { principal, user } = principalOf(request);
       const method = request.body.deliveryMethod ?? 'standard';
       if (method === 'courier') {
         throw new AppError(
@@ -387,7 +396,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
           'Courier delivery is not offered; use standard or tracked.',
         );
       }
-      const letter = await ownLetter(deps, user.id, request.params.id);
+      const letter = await ownLetter(deps, user.id, request.params.id, principal.scope);
       const mailed = await mailLetter(deps, letter, method);
       return ok({ letter: await presentLetter(deps, mailed, { userId: user.id }) });
     },
@@ -418,8 +427,8 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      const { user } = principalOf(request);
-      const letter = await ownLetter(deps, user.id, request.params.id);
+      const { principal, user } = principalOf(request);
+      const letter = await ownLetter(deps, user.id, request.params.id, principal.scope);
       const voided = await voidLetter(deps, letter, request.body.acknowledgeMailed === true, request.log);
       return ok({ letter: await presentLetter(deps, voided, { userId: user.id }) });
     },

@@ -10,9 +10,11 @@ import type { LetterRow, RecipientAddress, TransactionRow, UserRow } from '../..
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import type { Scope } from '../../lib/key-scope.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { formatAmount } from '../../lib/money.ts';
 import { driveInline } from '../../worker/worker.ts';
+import { reserveSpend } from '../keys/spend.service.ts';
 import { assertMoneyConfigured, requireNetwork } from '../network/network.service.ts';
 import { queuedTransaction } from '../transactions/money.service.ts';
 import { insertTransaction } from '../transactions/transactions.repository.ts';
@@ -41,17 +43,19 @@ export interface CreateLetterInput {
 }
 
 /**
- * Seals `amount` from one of the sender's custodial wallets into the vault and answers once the escrow is settled
- * (or the blocking budget is spent: `502 escrow_unsettled`, the worker carries on).
+ * Seals `amount` from one of the sender's custodial wallets (within the caller's scope) into the vault and answers
+ * once the escrow is settled (or the blocking budget is spent: `502 escrow_unsettled`, the worker carries on). The
+ * escrow leg counts against the spend limit of the key that asks.
  */
 export async function createLetter(
   deps: Deps,
   user: UserRow,
+  scope: Scope,
   input: CreateLetterInput,
   logger: Logger,
 ): Promise<LetterRow> {
   assertMoneyConfigured(deps);
-  const wallet = await ownWallet(deps, user.id, input.walletId);
+  const wallet = await ownWallet(deps, user.id, input.walletId, scope);
   assertCanSend(wallet);
   const network = requireNetwork(deps);
   const { db } = deps.database;
@@ -70,6 +74,7 @@ export async function createLetter(
   const code = generateClaimCode();
   const escrowId = newId();
   await db.transaction(async (tx) => {
+    await reserveSpend(tx, scope, input.amount, now);
     await insertTransaction(
       tx,
       queuedTransaction(deps, now, {
@@ -82,6 +87,7 @@ export async function createLetter(
         toAddress: network.contracts.letterVault,
         counterparty: `Letter escrow ${letterId}`,
         metadata: { letterId, leg: 'escrow' },
+        apiKeyId: scope.keyId,
       }),
     );
     await insertLetter(tx, {
@@ -292,11 +298,12 @@ function isOwnClaim(letter: LetterRow, claimant: Claimant, walletId: string): bo
 export async function claimLetter(
   deps: Deps,
   claimant: Claimant,
+  scope: Scope,
   input: { claimCode: string; walletId: string },
   logger: Logger,
 ): Promise<ClaimOutcome> {
   assertMoneyConfigured(deps);
-  const wallet = await ownWallet(deps, claimant.user.id, input.walletId);
+  const wallet = await ownWallet(deps, claimant.user.id, input.walletId, scope);
   return claimInto(deps, claimant, wallet, input.claimCode, logger);
 }
 

@@ -2,6 +2,7 @@
 import type { LetterRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
+import { inScope, type Scope } from '../../lib/key-scope.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { findUserById } from '../accounts/accounts.repository.ts';
 import { findOwnTransaction } from '../transactions/transactions.repository.ts';
@@ -31,24 +32,45 @@ export async function presentLetter(deps: Deps, row: LetterRow, viewer: LetterVi
 }
 
 /** One letter as its sender or claimant sees it; the sender's view refreshes a mailed letter's tracking first. */
-export async function viewLetter(deps: Deps, userId: string, id: string, logger: Logger) {
-  const letter = await visibleLetter(deps, userId, id);
+export async function viewLetter(deps: Deps, userId: string, id: string, scope: Scope, logger: Logger) {
+  const letter = await visibleLetter(deps, userId, id, scope);
   const current = letter.userId === userId ? await refreshMailing(deps, letter, logger) : letter;
   return presentLetter(deps, current, { userId });
 }
 
-/** A letter its sender or its claimant may see; anyone else reads `404 letter_not_found`. */
-export async function visibleLetter(deps: Deps, userId: string, id: string): Promise<LetterRow> {
+/** Whether the caller sent the letter: from one of its account's wallets, within its scope. */
+function sentBy(row: LetterRow, userId: string, scope: Scope): boolean {
+  return row.userId === userId && inScope(scope, row.senderWalletId);
+}
+
+/** Whether the caller claimed the letter: into one of its account's wallets, within its scope. */
+function claimedBy(row: LetterRow, userId: string, scope: Scope): boolean {
+  return (
+    row.claimantUserId === userId && row.claimantWalletId !== null && inScope(scope, row.claimantWalletId)
+  );
+}
+
+/**
+ * A letter its sender or its claimant may see; anyone else reads `404 letter_not_found`. A letter belongs to its
+ * sending wallet (and, once claimed, to the receiving one): a key bound to other wallets reads it as absent.
+ */
+export async function visibleLetter(
+  deps: Deps,
+  userId: string,
+  id: string,
+  scope: Scope,
+): Promise<LetterRow> {
   const row = await findLetterById(deps.database.db, id);
-  if (!row || (row.userId !== userId && row.claimantUserId !== userId)) {
+  if (!row || (!sentBy(row, userId, scope) && !claimedBy(row, userId, scope))) {
     throw new AppError('letter_not_found', 'No such letter.');
   }
   return row;
 }
 
-export async function ownLetter(deps: Deps, userId: string, id: string): Promise<LetterRow> {
+/** A letter the caller sent (within its scope), which it may mail, void or print; else `404 letter_not_found`. */
+export async function ownLetter(deps: Deps, userId: string, id: string, scope: Scope): Promise<LetterRow> {
   const row = await findLetterById(deps.database.db, id);
-  if (!row || row.userId !== userId) throw new AppError('letter_not_found', 'No such letter.');
+  if (!row || !sentBy(row, userId, scope)) throw new AppError('letter_not_found', 'No such letter.');
   return row;
 }
 
@@ -76,12 +98,12 @@ export async function previewLetter(deps: Deps, code: string) {
  * transaction, as `POST /transfer/letter/claim` answered them. Anyone but the claimant (and a letter not claimed,
  * or one whose claim was undone) reads `404 letter_not_found`, as for a code that matches nothing.
  */
-export async function ownClaim(deps: Deps, userId: string, code: string) {
+export async function ownClaim(deps: Deps, userId: string, code: string, scope: Scope) {
   const { db } = deps.database;
   const letter = await findLetterByCodeHash(db, claimCodeHash(normalizeClaimCode(code)));
   const claimed = letter?.status === 'CLAIMING' || letter?.status === 'CLAIMED';
   const transaction =
-    letter && claimed && letter.claimantUserId === userId && letter.claimTransactionId
+    letter && claimed && claimedBy(letter, userId, scope) && letter.claimTransactionId
       ? await findOwnTransaction(db, userId, letter.claimTransactionId)
       : undefined;
   if (!letter || !transaction) {

@@ -3,8 +3,7 @@ import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
 import { IdParam, ok, responses } from '../../http/envelope.ts';
 import type { App } from '../../http/types.ts';
-import { AppError } from '../../lib/errors.ts';
-import { findOwnTransaction } from '../transactions/transactions.repository.ts';
+import { ownTransaction } from '../transactions/transactions.service.ts';
 import {
   decodeNota,
   MAX_NOTA_LENGTH,
@@ -39,8 +38,8 @@ export function registerReceiptRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      const row = await findOwnTransaction(deps.database.db, principalOf(request).user.id, request.params.id);
-      if (!row) throw new AppError('not_found', 'No such transaction.');
+      const { principal, user } = principalOf(request);
+      const row = await ownTransaction(deps, user.id, request.params.id, principal.scope);
       return ok(await issueReceipt(deps, row));
     },
   );

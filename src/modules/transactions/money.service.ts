@@ -5,8 +5,10 @@ import type { NewTransaction, TransactionRow, TransactionType } from '../../db/s
 import type { Deps, WalletIdentity } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import type { Scope } from '../../lib/key-scope.ts';
 import { formatAmount } from '../../lib/money.ts';
 import { sha256Hex } from '../../lib/secrets.ts';
+import { insertWithinSpendLimit } from '../keys/spend.service.ts';
 import { assertMoneyConfigured, requireNetwork } from '../network/network.service.ts';
 import { assertCanSend, ownWalletIdentity } from '../wallets/wallets.service.ts';
 import { findByIdempotencyKey, insertTransaction } from './transactions.repository.ts';
@@ -16,6 +18,8 @@ export type MoneyMovement = 'FUND' | 'MINT' | 'TRANSFER' | 'REDEEM';
 
 interface QueueRequest {
   userId: string;
+  /** The caller's: the key that asks is recorded on the row, and a transfer counts against its spend limit. */
+  scope: Scope;
   wallet: WalletIdentity;
   type: TransactionType;
   amount: bigint;
@@ -97,22 +101,26 @@ async function queueTransaction(deps: Deps, request: QueueRequest): Promise<Tran
   }
   await request.check?.();
   const now = deps.clock.now();
+  const values = queuedTransaction(deps, now, {
+    id: newId(),
+    userId: request.userId,
+    walletId: request.wallet.id,
+    type: request.type,
+    amount: request.amount.toString(),
+    fromAddress: request.fromAddress,
+    toAddress: request.toAddress,
+    counterparty: request.counterparty ?? null,
+    metadata: null,
+    apiKeyId: request.scope.keyId,
+    idempotencyKey: request.idempotencyKey ?? null,
+    requestHash: request.idempotencyKey ? requestHash : null,
+  });
   try {
-    const row = await insertTransaction(
-      db,
-      queuedTransaction(deps, now, {
-        id: newId(),
-        userId: request.userId,
-        walletId: request.wallet.id,
-        type: request.type,
-        amount: request.amount.toString(),
-        fromAddress: request.fromAddress,
-        toAddress: request.toAddress,
-        counterparty: request.counterparty ?? null,
-        metadata: null,
-        idempotencyKey: request.idempotencyKey ?? null,
-        requestHash: request.idempotencyKey ? requestHash : null,
-      }),
+    const row = await insertWithinSpendLimit(
+      deps,
+      request.scope,
+      { type: request.type, amount: request.amount, now },
+      (db) => insertTransaction(db, values),
     );
     deps.workSignal.notify('transactions');
     return row;
@@ -141,12 +149,13 @@ async function assertPublicBalance(deps: Deps, wallet: WalletIdentity, amount: b
 
 /**
  * A client's faucet, mint, transfer or redeem, after the checks it can be judged on now: configuration, the
- * wallet's ownership and its custody, and (mint) the public balance. The row is QUEUED (or the Idempotency-Key's
- * replayed) and a worker is woken.
+ * wallet's ownership (within the caller's scope) and its custody, (mint) the public balance, and (transfer) the
+ * key's spend limit. The row is QUEUED (or the Idempotency-Key's replayed) and a worker is woken.
  */
 export async function queueMoneyMovement(
   deps: Deps,
   userId: string,
+  scope: Scope,
   request: {
     type: MoneyMovement;
     walletId: string;
@@ -158,12 +167,13 @@ export async function queueMoneyMovement(
 ): Promise<TransactionRow> {
   const { type, amount } = request;
   assertMoneyConfigured(deps);
-  const wallet = await ownWalletIdentity(deps, userId, request.walletId);
+  const wallet = await ownWalletIdentity(deps, userId, request.walletId, scope);
   const funding = type === 'FUND';
   if (!funding) assertCanSend(wallet);
   const to = request.to ?? wallet.address;
   return queueTransaction(deps, {
     userId,
+    scope,
     wallet,
     type,
     amount,

@@ -1,4 +1,4 @@
-import { and, desc, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
+import { and, desc, eq, getTableColumns, inArray, type SQL, sql } from 'drizzle-orm';
 import { type DbOrTx, insertValuesWhere, tableRows } from '../../db/client.ts';
 import { hasEnabledEndpoint, hasEnabledEndpointOf, recordEvent } from '../../db/events.ts';
 import { afterCursor, type ListPosition, listTotal, trimPage } from '../../db/lists.ts';
@@ -77,6 +77,8 @@ export async function findByIdempotencyKey(
 
 export interface TransactionFilter {
   userId: string;
+  /** The wallets of a key bound to some (its scope); absent: every wallet of the account. */
+  inWallets?: readonly string[];
   walletId?: string;
   type?: TransactionType;
   status?: TransactionStatus;
@@ -93,8 +95,9 @@ export async function listTransactions(
   position: ListPosition,
   pageSize: number,
 ): Promise<{ items: TransactionRow[]; hasMore: boolean; total: number }> {
-  const { userId, ...filters } = filter;
+  const { userId, inWallets, ...filters } = filter;
   const conditions: SQL[] = [eq(transactions.userId, userId)];
+  if (inWallets) conditions.push(inArray(transactions.walletId, [...inWallets]));
   if (filters.walletId) conditions.push(eq(transactions.walletId, filters.walletId));
   if (filters.type) conditions.push(eq(transactions.type, filters.type));
   if (filters.status) conditions.push(eq(transactions.status, filters.status));
@@ -110,7 +113,7 @@ export async function listTransactions(
       .orderBy(desc(transactions.createdAt), desc(transactions.id))
       .limit(pageSize + 1)
       .offset(offset),
-    listTotal(db, 'transactions', userId, filters),
+    listTotal(db, 'transactions', userId, filters, inWallets),
   ]);
   return { ...trimPage(rows, pageSize), total };
 }
@@ -140,4 +143,64 @@ export async function sumSince(
       ),
     );
   return BigInt(row?.total ?? '0');
+}
+
+/** The rows that count against their key's spend limit: `types`, asked for by one of `keyIds`, since `since`, not FAILED. */
+function spendingRows(keyIds: readonly string[], types: readonly TransactionType[], since: Date): SQL {
+  return and(
+    inArray(transactions.apiKeyId, [...keyIds]),
+    inArray(transactions.type, [...types]),
+    sql`${transactions.status} <> 'FAILED'`,
+    sql`${transactions.createdAt} > ${since.toISOString()}::timestamptz`,
+  ) as SQL;
+}
+
+/** Base units each key's spending rows since `since` add up to (keys without any are absent). */
+export async function spentByKeys(
+  db: DbOrTx,
+  keyIds: readonly string[],
+  types: readonly TransactionType[],
+  since: Date,
+): Promise<Map<string, bigint>> {
+  if (keyIds.length === 0) return new Map();
+  const rows = await db
+    .select({
+      keyId: sql<string>`${transactions.apiKeyId}`,
+      total: sql<string>`coalesce(sum(${transactions.amount}), 0)::text`,
+    })
+    .from(transactions)
+    .where(spendingRows(keyIds, types, since))
+    .groupBy(transactions.apiKeyId);
+  return new Map(rows.map((row) => [row.keyId, BigInt(row.total)]));
+}
+
+/**
+ * When the oldest of a key's spending rows since `since` that together reach `amount` was created: once it leaves
+ * the window, that much is free again. Undefined when the rows add up to less.
+ */
+export async function spendReachedAt(
+  db: DbOrTx,
+  keyId: string,
+  types: readonly TransactionType[],
+  since: Date,
+  amount: bigint,
+): Promise<Date | undefined> {
+  const running = db
+    .select({
+      createdAt: transactions.createdAt,
+      running:
+        sql<string>`sum(${transactions.amount}) over (order by ${transactions.createdAt}, ${transactions.id})`.as(
+          'running',
+        ),
+    })
+    .from(transactions)
+    .where(spendingRows([keyId], types, since))
+    .as('running');
+  const [row] = await db
+    .select({ createdAt: running.createdAt })
+    .from(running)
+    .where(sql`${running.running} >= ${amount.toString()}::numeric`)
+    .orderBy(running.createdAt)
+    .limit(1);
+  return row?.createdAt;
 }

@@ -17,8 +17,9 @@ import { parseAmount } from '../../lib/money.ts';
 import { MONEY_CONFIGURATION_ERRORS } from '../network/network.service.ts';
 import { ownWallet } from '../wallets/wallets.service.ts';
 import { idempotencyKeyOf, type MoneyMovement, queueMoneyMovement } from './money.service.ts';
-import { findOwnTransaction, listTransactions } from './transactions.repository.ts';
+import { listTransactions } from './transactions.repository.ts';
 import { Transaction, toTransaction } from './transactions.schema.ts';
+import { ownTransaction } from './transactions.service.ts';
 
 const WalletId = Type.String({ minLength: 1, maxLength: 64 });
 // Amounts are validated by parseAmount (400 invalid_amount), not by the schema, so that a number or a
@@ -64,10 +65,10 @@ async function queueFromRequest(
   reply: FastifyReply,
   params: { type: MoneyMovement; walletId: string; amount: unknown; to?: Address },
 ) {
-  const { user } = principalOf(request);
+  const { principal, user } = principalOf(request);
   const idempotencyKey = idempotencyKeyOf(idempotencyKeysSent(request));
   const amount = parseAmount(params.amount);
-  const row = await queueMoneyMovement(deps, user.id, {
+  const row = await queueMoneyMovement(deps, user.id, principal.scope, {
     type: params.type,
     walletId: params.walletId,
     amount,
@@ -151,14 +152,16 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
     {
       config: {
         auth: 'either',
-        errors: [...QUEUED_ERRORS, 'invalid_recipient'],
+        errors: [...QUEUED_ERRORS, 'invalid_recipient', 'spend_limit_exceeded'],
       },
       schema: {
         operationId: 'createTransfer',
         tags: ['Money movement'],
         summary: 'Confidential transfer of cSTABLE to an address',
         description:
-          'A transfer the confidential balance cannot cover ends FAILED (`transfer_failed`): it moved nothing.',
+          'A transfer the confidential balance cannot cover ends FAILED (`transfer_failed`): it moved nothing. ' +
+          'Through an API key with a spend limit, a transfer that would take the key past it over the last 24 ' +
+          'hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`.',
         headers: IdempotencyHeaders,
         body: Type.Object({
           walletId: WalletId,
@@ -227,20 +230,23 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const { user } = principalOf(request);
-      // The same request of the same account, while none of its transactions changed: the bytes sent last time
-      // (a wallet's owner never changes, so the ownership check holds as well).
+      const { principal, user } = principalOf(request);
+      const { walletIds } = principal.scope;
+      // The same request of the same account and wallet scope, while none of its transactions changed: the bytes
+      // sent last time (a wallet's owner never changes, so the ownership check holds as well).
       const pages = deps.transactionPages;
-      const kept = pages?.find(user.id, request.url);
+      const pageRequest = walletIds ? `${walletIds.join(',')} ${request.url}` : request.url;
+      const kept = pages?.find(user.id, pageRequest);
       if (kept !== undefined) return reply.type(JSON_CONTENT_TYPE).send(kept);
       const generation = pages?.generation(user.id) ?? 0;
       const { pageSize = 20, walletId, type, status, direction } = request.query;
       const position = positionOf(request.query);
-      if (walletId) await ownWallet(deps, user.id, walletId);
+      if (walletId) await ownWallet(deps, user.id, walletId, principal.scope);
       const found = await listTransactions(
         db,
         {
           userId: user.id,
+          ...(walletIds ? { inWallets: walletIds } : {}),
           ...(walletId ? { walletId } : {}),
           ...(type ? { type } : {}),
           ...(status ? { status } : {}),
@@ -258,7 +264,7 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
       if (!pages) return answer;
       // The route's own serializer (its response schema), as Fastify would have sent it.
       const body = Buffer.from(String(reply.serialize(answer)));
-      pages.keep(user.id, request.url, generation, body);
+      pages.keep(user.id, pageRequest, generation, body);
       return reply.type(JSON_CONTENT_TYPE).send(body);
     },
   );
@@ -276,8 +282,8 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      const row = await findOwnTransaction(db, principalOf(request).user.id, request.params.id);
-      if (!row) throw new AppError('not_found', 'No such transaction.');
+      const { principal, user } = principalOf(request);
+      const row = await ownTransaction(deps, user.id, request.params.id, principal.scope);
       return ok({ transaction: toTransaction(row, deps.network) });
     },
   );

@@ -5,6 +5,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import type { WalletRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
+import { SESSION_SCOPE } from '../../lib/key-scope.ts';
 import { iso } from '../../lib/time.ts';
 import {
   decodeNota,
@@ -86,7 +87,8 @@ export async function exportWalletKey(
   walletId: string,
   passphrase: string,
 ): Promise<{ filename: string; nota: string }> {
-  const wallet = await ownWallet(deps, userId, walletId);
+  // Session only: a session's scope is the whole account.
+  const wallet = await ownWallet(deps, userId, walletId, SESSION_SCOPE);
   const privateKey = openWalletKey(deps.keyring, wallet);
   const payload = await encryptWalletKey(wallet.address, privateKey, passphrase);
   const nota: Nota = {

@@ -8,9 +8,8 @@ import { MAX_NOTA_LENGTH } from '../receipts/nota.ts';
 import { NotaFile } from '../receipts/receipts.schema.ts';
 import { balanceOf, gasOf } from './balances.ts';
 import { exportWalletKey, importWalletKey } from './wallet-export.ts';
-import { listWallets } from './wallets.repository.ts';
 import { Balance, CreateWalletBody, GasRecord, toWallet, Wallet, WalletQuery } from './wallets.schema.ts';
-import { createWallet, makePrimary, ownWallet, selectedWallets } from './wallets.service.ts';
+import { createWallet, makePrimary, ownWallet, scopedWallets, selectedWallets } from './wallets.service.ts';
 
 const Passphrase = Type.String({
   minLength: 8,
@@ -32,7 +31,8 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const wallet = await createWallet(deps, principalOf(request).user.id, request.body);
+      const { principal, user } = principalOf(request);
+      const wallet = await createWallet(deps, user.id, request.body, principal.scope);
       return reply.code(201).send(ok({ wallet: toWallet(wallet) }));
     },
   );
@@ -48,8 +48,10 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
         response: responses({ 200: Type.Object({ wallets: Type.Array(Wallet) }) }),
       },
     },
-    async (request) =>
-      ok({ wallets: (await listWallets(deps.database.db, principalOf(request).user.id)).map(toWallet) }),
+    async (request) => {
+      const { principal, user } = principalOf(request);
+      return ok({ wallets: (await scopedWallets(deps, user.id, principal.scope)).map(toWallet) });
+    },
   );
 
   app.get(
@@ -65,7 +67,8 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      const wallet = await ownWallet(deps, principalOf(request).user.id, request.params.id);
+      const { principal, user } = principalOf(request);
+      const wallet = await ownWallet(deps, user.id, request.params.id, principal.scope);
       return ok({ wallet: toWallet(wallet), balances: await balanceOf(deps, wallet) });
     },
   );
@@ -83,7 +86,8 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      const wallet = await makePrimary(deps, principalOf(request).user.id, request.params.id);
+      const { principal, user } = principalOf(request);
+      const wallet = await makePrimary(deps, user.id, request.params.id, principal.scope);
       return ok({ wallet: toWallet(wallet) });
     },
   );
@@ -103,7 +107,8 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      const selected = await selectedWallets(deps, principalOf(request).user.id, request.query.walletId);
+      const { principal, user } = principalOf(request);
+      const selected = await selectedWallets(deps, user.id, request.query.walletId, principal.scope);
       return ok({ balances: await Promise.all(selected.map((wallet) => balanceOf(deps, wallet))) });
     },
   );
@@ -121,7 +126,8 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      const selected = await selectedWallets(deps, principalOf(request).user.id, request.query.walletId);
+      const { principal, user } = principalOf(request);
+      const selected = await selectedWallets(deps, user.id, request.query.walletId, principal.scope);
       return ok({ wallets: await Promise.all(selected.map((wallet) => gasOf(deps, wallet))) });
     },
   );

@@ -5,6 +5,7 @@ import type { TransactionRow, WalletRow } from '../../db/schema/index.ts';
 import type { Deps, OperationContext, WalletIdentity } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import { inScope, type Scope } from '../../lib/key-scope.ts';
 import { ensureGas } from '../../worker/steps.ts';
 import { PreflightError } from '../../worker/submissions.ts';
 import { lockUser } from '../accounts/accounts.repository.ts';
@@ -25,11 +26,30 @@ function walletExists(): AppError {
   return new AppError('wallet_exists', 'A wallet with this address is already registered.');
 }
 
-/** The caller's wallet, or `404 not_found` (another account's wallet reads as absent). */
-export async function ownWallet(deps: Deps, userId: string, walletId: string): Promise<WalletRow> {
+function noSuchWallet(): AppError {
+  return new AppError('not_found', 'No such wallet.');
+}
+
+/**
+ * The caller's wallet, or `404 not_found`: another account's wallet reads as absent, and so does one of the account's
+ * outside the scope of a key bound to other wallets.
+ */
+export async function ownWallet(
+  deps: Deps,
+  userId: string,
+  walletId: string,
+  scope: Scope,
+): Promise<WalletRow> {
+  if (!inScope(scope, walletId)) throw noSuchWallet();
   const wallet = await findWallet(deps.database.db, userId, walletId);
-  if (!wallet) throw new AppError('not_found', 'No such wallet.');
+  if (!wallet) throw noSuchWallet();
   return wallet;
+}
+
+/** The wallets the caller sees: the account's, or those of them a bound key names. */
+export async function scopedWallets(deps: Deps, userId: string, scope: Scope): Promise<WalletRow[]> {
+  const wallets = await listWallets(deps.database.db, userId);
+  return scope.walletIds ? wallets.filter((wallet) => inScope(scope, wallet.id)) : wallets;
 }
 
 /**
@@ -41,11 +61,13 @@ export async function ownWalletIdentity(
   deps: Deps,
   userId: string,
   walletId: string,
+  scope: Scope,
 ): Promise<WalletIdentity> {
+  if (!inScope(scope, walletId)) throw noSuchWallet();
   const key = `${userId}\n${walletId}`;
   const kept = deps.walletIdentities.get(key);
   if (kept) return kept;
-  const { id, address, type } = await ownWallet(deps, userId, walletId);
+  const { id, address, type } = await ownWallet(deps, userId, walletId, scope);
   const identity: WalletIdentity = { id, userId, address, type };
   deps.walletIdentities.set(key, identity);
   return identity;
@@ -94,12 +116,19 @@ export async function addWallet(
   }
 }
 
-/** A new custodial wallet (the service generates and keeps its key) or a watch-only address. */
+/**
+ * A new custodial wallet (the service generates and keeps its key) or a watch-only address. A key bound to wallets
+ * cannot add one: it would not be in its scope.
+ */
 export function createWallet(
   deps: Deps,
   userId: string,
   input: { type: 'CUSTODIAL' | 'EXTERNAL'; label?: string | undefined; address?: string | undefined },
+  scope: Scope,
 ): Promise<WalletRow> {
+  if (scope.walletIds) {
+    throw new AppError('insufficient_scope', 'This API key is bound to some wallets: it cannot create one.');
+  }
   if (input.type === 'CUSTODIAL') {
     const privateKey = generatePrivateKey();
     return addWallet(deps, userId, {
@@ -116,17 +145,23 @@ export function createWallet(
   return addWallet(deps, userId, { address: getAddress(input.address.toLowerCase()), label: input.label });
 }
 
-/** One of the caller's wallets (`walletId`), or all of them. */
+/** One of the caller's wallets (`walletId`), or all it sees. */
 export async function selectedWallets(
   deps: Deps,
   userId: string,
   walletId: string | undefined,
+  scope: Scope,
 ): Promise<WalletRow[]> {
-  return walletId ? [await ownWallet(deps, userId, walletId)] : listWallets(deps.database.db, userId);
+  return walletId ? [await ownWallet(deps, userId, walletId, scope)] : scopedWallets(deps, userId, scope);
 }
 
-export async function makePrimary(deps: Deps, userId: string, walletId: string): Promise<WalletRow> {
-  const wallet = await ownWallet(deps, userId, walletId);
+export async function makePrimary(
+  deps: Deps,
+  userId: string,
+  walletId: string,
+  scope: Scope,
+): Promise<WalletRow> {
+  const wallet = await ownWallet(deps, userId, walletId, scope);
   return deps.database.db.transaction((tx) => setPrimaryWallet(tx, userId, wallet.id));
 }
 

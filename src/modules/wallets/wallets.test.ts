@@ -213,4 +213,51 @@ describe('balances, gas, network and /rpc', () => {
     });
     expect(garbage.json()).toMatchObject({ error: { code: -32700 } });
   });
+
+  it("/rpc refuses every development method the devnet answers (the chain's history is the service's)", async () => {
+    const devMethods = [
+      'evm_setAutomine',
+      'anvil_setAutomine',
+      'evm_setIntervalMining',
+      'evm_mine',
+      'hardhat_mine',
+      'anvil_mine',
+      'evm_increaseTime',
+      'evm_setNextBlockTimestamp',
+      'evm_snapshot',
+      'evm_revert',
+      'anvil_setNextBlockBaseFeePerGas',
+      'hardhat_setNextBlockBaseFeePerGas',
+      'anvil_dropTransaction',
+      'anvil_dropAllTransactions',
+      'anvil_reorg',
+      'anvil_rollback',
+      'anvil_setBalance',
+      'hardhat_setBalance',
+      'txpool_content',
+    ];
+    const before = await ctx.app.inject({
+      method: 'POST',
+      url: '/rpc',
+      payload: { jsonrpc: '2.0', id: 0, method: 'eth_blockNumber', params: [] },
+    });
+    const responses = await ctx.app.inject({
+      method: 'POST',
+      url: '/rpc',
+      payload: devMethods.map((method, id) => ({ jsonrpc: '2.0', id, method, params: [] })),
+    });
+    expect(responses.json()).toEqual(
+      devMethods.map((method, id) => ({
+        jsonrpc: '2.0',
+        id,
+        error: { code: -32601, message: `Method ${method} is not available on this endpoint` },
+      })),
+    );
+    const after = await ctx.app.inject({
+      method: 'POST',
+      url: '/rpc',
+      payload: { jsonrpc: '2.0', id: 0, method: 'eth_blockNumber', params: [] },
+    });
+    expect(after.json().result).toBe(before.json().result);
+  });
 });

@@ -1,4 +1,4 @@
-/** API keys: create (the key is shown once), list and revoke. */
+/** API keys: create (the key is shown once, with its scope), list and revoke. */
 
 import { del, get, post } from '../../api.ts';
 import {
@@ -15,9 +15,11 @@ import {
 } from '../../dom.ts';
 import { plainError } from '../../errors.ts';
 import type { ApiKeyRecord } from '../../types.ts';
+import type { Ctx } from '../context.ts';
+import { describeScope, scopeFields } from './key-scope.ts';
 import { showSecretOnce } from './shown-once.ts';
 
-export function apiKeys(): HTMLElement {
+export function apiKeys(ctx: Ctx): HTMLElement {
   const list = h('div');
   const status = statusArea();
   const created = h('div');
@@ -39,7 +41,7 @@ export function apiKeys(): HTMLElement {
               h(
                 'tr',
                 null,
-                ['Name', 'Key', 'Created', 'Last used', 'Expires', ''].map((c) =>
+                ['Name', 'Key', 'Scope', 'Created', 'Last used', 'Expires', ''].map((c) =>
                   h('th', { scope: 'col' }, c),
                 ),
               ),
@@ -80,6 +82,7 @@ export function apiKeys(): HTMLElement {
       null,
       h('td', { 'data-label': 'Name' }, key.name),
       h('td', { 'data-label': 'Key' }, h('code', null, `${key.keyPrefix}…`)),
+      h('td', { 'data-label': 'Scope' }, describeScope(ctx, key)),
       h('td', { 'data-label': 'Created' }, formatDate(key.createdAt)),
       h('td', { 'data-label': 'Last used' }, formatTime(key.lastUsedAt)),
       h('td', { 'data-label': 'Expires' }, key.expiresAt ? formatDate(key.expiresAt) : 'never'),
@@ -89,28 +92,40 @@ export function apiKeys(): HTMLElement {
 
   const name = h('input', { type: 'text', required: true, maxlength: 100, autocomplete: 'off' });
   const expires = h('input', { type: 'number', min: 1, max: 365, class: 'short' });
+  const scope = scopeFields(ctx);
   const submit = h('button', { type: 'submit' }, 'Create key');
   const form = h(
     'form',
     { class: 'stack', 'aria-label': 'Create an API key' },
     field('Key name', name, 'What uses it, e.g. “billing server”.'),
     field('Expires after (days, optional)', expires, '1 to 365; leave empty for no expiry.'),
+    scope.element,
     submit,
   );
   onSubmit(form, submit, status, async () => {
+    const chosen = scope.read();
+    if ('problem' in chosen) {
+      showError(status, chosen.problem);
+      chosen.focus.focus();
+      return;
+    }
     const days = expires.value ? Number.parseInt(expires.value, 10) : undefined;
     const data = await post<{ key: ApiKeyRecord; plaintext: string }>('/keys', {
       name: name.value.trim(),
       ...(days ? { expiresInDays: days } : {}),
+      ...chosen.body,
     });
     form.reset();
+    scope.reset();
     showSecretOnce(
       created,
       {
         title: `New key “${data.key.name}”`,
         value: data.plaintext,
         copyLabel: 'Copy key',
-        note: 'Send it as “Authorization: Bearer <key>”. Keys can move funds but cannot manage keys, passwords or 2FA.',
+        note:
+          `Send it as “Authorization: Bearer <key>”. Its scope: ${describeScope(ctx, data.key)}. ` +
+          'No key can manage keys, passwords or 2FA.',
       },
       name,
     );

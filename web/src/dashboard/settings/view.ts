@@ -94,7 +94,7 @@ export async function settingsView(ctx: Ctx): Promise<HTMLElement> {
     h('h1', { tabindex: -1 }, 'Settings'),
     h('div', { class: 'columns' }, profile(ctx), password(ctx)),
     h('div', { class: 'columns' }, twoFactor(ctx), passkeys()),
-    apiKeys(),
+    apiKeys(ctx),
     webhooks(),
   );
 }

@@ -1,0 +1,534 @@
+/**
+ * Scoped API keys (issue 29), through the HTTP API on the embedded chain: the key record, read-only keys, keys bound
+ * to wallets, and the rolling 24-hour spend limit (its race included). Run with DATABASE_URL for PostgreSQL.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UNLIMITED_ENV } from '../../../test/hardening/fixture.ts';
+import {
+  apiKeyOf,
+  type Caller,
+  createTestContext,
+  errorOf,
+  postData,
+  signup,
+  type TestContext,
+  waitForStatus,
+} from '../../../test/harness.ts';
+import { startWorker } from '../../worker/worker.ts';
+
+const API = '/api/v1';
+const DAY_MS = 24 * 60 * 60 * 1000;
+const RECIPIENT = {
+  name: 'Grace Hopper',
+  address: { line1: '1 Navy Yard', city: 'Arlington', region: 'VA', postal: '22202', country: 'US' },
+};
+const quiet = { info: () => {}, warn: () => {}, error: (...args: unknown[]) => console.error(...args) };
+
+let ctx: TestContext;
+let owner: Caller;
+let other: Caller;
+/** The owner's wallets: A funded and minted (the bound and limited keys' wallet), B funded and minted, C empty. */
+let walletA: { id: string; address: string };
+let walletB: { id: string; address: string };
+let walletC: { id: string; address: string };
+let otherWallet: { id: string; address: string };
+/** A FUND transaction of wallet B, and letters sent by the session from A and from B. */
+let fundOfB: string;
+let letterFromA: { id: string; claimCode: string };
+let letterFromB: { id: string; claimCode: string };
+/** A letter of the other account, for claims. */
+let othersLetter: { id: string; claimCode: string };
+
+type Headers = Record<string, string>;
+
+function get(headers: Headers, url: string) {
+  return ctx.app.inject({ url: `${API}${url}`, headers });
+}
+
+function post(headers: Headers, url: string, payload: object = {}, extra: Headers = {}) {
+  return ctx.app.inject({ method: 'POST', url: `${API}${url}`, headers: { ...headers, ...extra }, payload });
+}
+
+/** Keys made by the tests, revoked after each group: an account holds 10 active keys. */
+let made: Array<{ caller: Caller; id: string }> = [];
+
+async function keyOf(caller: Caller, body: Record<string, unknown>) {
+  const key = await apiKeyOf(ctx.app, caller, { name: 'scoped', ...body });
+  made.push({ caller, id: key.key.id });
+  return key;
+}
+
+async function revokeMadeKeys(): Promise<void> {
+  for (const { caller, id } of made) {
+    const response = await ctx.app.inject({
+      method: 'DELETE',
+      url: `${API}/keys/${id}`,
+      headers: caller.headers,
+    });
+    expect(response.statusCode).toBe(200);
+  }
+  made = [];
+}
+
+async function runWorkerUntil(done: () => Promise<void>): Promise<void> {
+  const stop = await startWorker(ctx.deps, quiet);
+  try {
+    await done();
+  } finally {
+    await stop();
+  }
+}
+
+async function funded(caller: Caller, walletId: string, confidential: string) {
+  const fund = await postData(ctx.app, caller.headers, '/fund', { walletId, amount: '100' });
+  await waitForStatus(ctx.app, caller.headers, fund.transaction.id, ['CONFIRMED']);
+  const mint = await postData(ctx.app, caller.headers, '/mint', { walletId, amount: confidential });
+  await waitForStatus(ctx.app, caller.headers, mint.transaction.id, ['CONFIRMED']);
+  return fund.transaction.id as string;
+}
+
+function sendLetter(headers: Headers, walletId: string, amount: string) {
+  return post(headers, '/transfer/letter', { walletId, amount, recipient: RECIPIENT });
+}
+
+/** A letter escrowed through the caller's session (mailable: its claim origin is https). */
+async function sealedLetter(caller: Caller, walletId: string, amount: string) {
+  const { letter } = await postData(ctx.app, caller.headers, '/transfer/letter', {
+    walletId,
+    amount,
+    recipient: RECIPIENT,
+    claimOrigin: 'https://claim.example.com',
+  });
+  return letter as { id: string; claimCode: string };
+}
+
+beforeAll(async () => {
+  ctx = await createTestContext({ network: true, env: UNLIMITED_ENV });
+  owner = await signup(ctx.app);
+  other = await signup(ctx.app);
+  walletA = (await postData(ctx.app, owner.headers, '/wallets', { type: 'CUSTODIAL' })).wallet;
+  walletB = (await postData(ctx.app, owner.headers, '/wallets', { type: 'CUSTODIAL' })).wallet;
+  walletC = (await postData(ctx.app, owner.headers, '/wallets', { type: 'CUSTODIAL' })).wallet;
+  otherWallet = (await postData(ctx.app, other.headers, '/wallets', { type: 'CUSTODIAL' })).wallet;
+  await runWorkerUntil(async () => {
+    await funded(owner, walletA.id, '60');
+    fundOfB = await funded(owner, walletB.id, '20');
+    await funded(other, otherWallet.id, '10');
+    letterFromA = await sealedLetter(owner, walletA.id, '1');
+    letterFromB = await sealedLetter(owner, walletB.id, '1');
+    othersLetter = await sealedLetter(other, otherWallet.id, '2');
+  });
+}, 300_000);
+afterAll(() => ctx?.close());
+
+describe('POST /keys with a scope', () => {
+  afterAll(revokeMadeKeys);
+
+  it('keeps a key without one as before: full, every wallet, no limit, no spentLast24h', async () => {
+    const { key } = await keyOf(owner, {});
+    expect(key).toMatchObject({ permissions: 'full', walletIds: null, spendLimit: null });
+    expect(key).not.toHaveProperty('spentLast24h');
+    const listed = (await get(owner.headers, '/keys'))
+      .json()
+      .data.keys.find((k: { id: string }) => k.id === key.id);
+    expect(listed).toEqual(key);
+  });
+
+  it('records the scope, and GET /keys shows it with what a limited key spent', async () => {
+    const { key } = await keyOf(owner, {
+      permissions: 'full',
+      walletIds: [walletA.id, walletB.id],
+      spendLimit: { amount: '12.5', period: '24h' },
+    });
+    expect(key).toMatchObject({
+      permissions: 'full',
+      walletIds: [walletA.id, walletB.id],
+      spendLimit: { amount: '12.50', period: '24h' },
+      spentLast24h: '0.00',
+    });
+    const readOnly = await keyOf(owner, { permissions: 'read_only' });
+    expect(readOnly.key).toMatchObject({ permissions: 'read_only', walletIds: null, spendLimit: null });
+    const listed = (await get(owner.headers, '/keys')).json().data.keys;
+    expect(listed.find((k: { id: string }) => k.id === key.id)).toEqual(key);
+  });
+
+  it.each([
+    [{ permissions: 'admin' }, 'permissions'],
+    [{ permissions: 'READ_ONLY' }, 'permissions'],
+    [{ walletIds: [] }, 'walletIds'],
+    [{ walletIds: 'wallet' }, 'walletIds'],
+    [{ walletIds: [''] }, 'walletIds.0'],
+    [{ spendLimit: { amount: '0', period: '24h' } }, 'spendLimit.amount'],
+    [{ spendLimit: { amount: '0.00', period: '24h' } }, 'spendLimit.amount'],
+    [{ spendLimit: { amount: '-1', period: '24h' } }, 'spendLimit.amount'],
+    [{ spendLimit: { amount: '1e3', period: '24h' } }, 'spendLimit.amount'],
+    [{ spendLimit: { amount: '1.0000001', period: '24h' } }, 'spendLimit.amount'],
+    [{ spendLimit: { amount: 10, period: '24h' } }, 'spendLimit.amount'],
+    [{ spendLimit: { amount: '10', period: '1h' } }, 'spendLimit.period'],
+    [{ spendLimit: { amount: '10' } }, 'spendLimit.period'],
+    [{ spendLimit: '10' }, 'spendLimit'],
+    [{ permissions: 'read_only', spendLimit: { amount: '10', period: '24h' } }, 'spendLimit'],
+  ])('refuses %j: 400 validation_error naming %s', async (scope, path) => {
+    const response = await post(owner.headers, '/keys', { name: 'bad scope', ...scope });
+    const error = errorOf(response);
+    expect(error).toMatchObject({ status: 400, code: 'validation_error' });
+    expect((error.details as Array<{ path: string }>).map((detail) => detail.path)).toContain(path);
+  });
+
+  it("refuses a repeated wallet id (400) and a wallet that is not the account's (404 not_found)", async () => {
+    const repeated = await post(owner.headers, '/keys', { name: 'x', walletIds: [walletA.id, walletA.id] });
+    expect(errorOf(repeated)).toMatchObject({ status: 400, code: 'validation_error' });
+    for (const walletIds of [[otherWallet.id], [walletA.id, otherWallet.id], ['no-such-wallet']]) {
+      const response = await post(owner.headers, '/keys', { name: 'x', walletIds });
+      expect(errorOf(response)).toMatchObject({ status: 404, code: 'not_found' });
+    }
+  });
+});
+
+describe('a read-only key', () => {
+  afterAll(revokeMadeKeys);
+
+  it('reads what a full key reads', async () => {
+    const full = await keyOf(owner, {});
+    const readOnly = await keyOf(owner, { permissions: 'read_only' });
+    for (const url of [
+      '/me',
+      '/wallets',
+      `/wallets/${walletA.id}`,
+      '/gas',
+      '/transactions?pageSize=100',
+      `/transactions/${fundOfB}`,
+      '/transfer/letter',
+      `/transfer/letter/${letterFromA.id}`,
+      '/webhooks',
+    ]) {
+      const [asFull, asReadOnly] = [await get(full.headers, url), await get(readOnly.headers, url)];
+      expect(asReadOnly.statusCode, url).toBe(200);
+      expect(asReadOnly.json(), url).toEqual(asFull.json());
+    }
+    // A receipt is issued afresh on each read (its issuedAt differs).
+    expect((await get(readOnly.headers, `/transactions/${fundOfB}/nota`)).statusCode).toBe(200);
+  });
+
+  it('is refused every write with 403 insufficient_scope, each counted in the write budget', async () => {
+    const { headers } = await keyOf(owner, { permissions: 'read_only' });
+    const writes: Array<[string, string, object]> = [
+      ['POST', '/wallets', { type: 'CUSTODIAL' }],
+      ['POST', `/wallets/${walletA.id}/primary`, {}],
+      ['PATCH', '/me', { name: 'Changed' }],
+      ['POST', '/fund', { walletId: walletA.id, amount: '1' }],
+      ['POST', '/mint', { walletId: walletA.id, amount: '1' }],
+      ['POST', '/transfer', { walletId: walletA.id, to: otherWallet.address, amount: '1' }],
+      ['POST', '/redeem', { walletId: walletA.id, amount: '1' }],
+      ['POST', '/transfer/letter', { walletId: walletA.id, amount: '1', recipient: RECIPIENT }],
+      ['POST', `/transfer/letter/${letterFromA.id}/void`, {}],
+      ['POST', `/transfer/letter/${letterFromA.id}/mail`, {}],
+      ['POST', '/notas/verify', { nota: 'x' }],
+    ];
+    const remaining: number[] = [];
+    for (const [method, url, payload] of writes) {
+      const response = await ctx.app.inject({
+        method: method as 'POST' | 'PATCH',
+        url: `${API}${url}`,
+        headers,
+        payload,
+      });
+      expect(errorOf(response), `${method} ${url}`).toMatchObject({
+        status: 403,
+        code: 'insufficient_scope',
+      });
+      expect(String(response.headers['ratelimit-limit'])).toBe(UNLIMITED_ENV.RATE_LIMIT_WRITES_PER_MINUTE);
+      remaining.push(Number(response.headers['ratelimit-remaining']));
+    }
+    // One unit of the write budget per refused write.
+    expect(remaining).toEqual(remaining.map((_, i) => (remaining[0] as number) - i));
+    // The claim is a write too, counted in the claim budget.
+    const claim = await post(headers, '/transfer/letter/claim', {
+      claimCode: othersLetter.claimCode,
+      walletId: walletA.id,
+    });
+    expect(errorOf(claim)).toMatchObject({ status: 403, code: 'insufficient_scope' });
+    expect(claim.headers['ratelimit-remaining']).toBeDefined();
+    // Nothing was written: the letter is still escrowed, the name unchanged, no wallet added.
+    const letter = (await get(owner.headers, `/transfer/letter/${letterFromA.id}`)).json().data.letter;
+    expect(letter.status).toBe('ESCROWED');
+    expect((await get(owner.headers, '/me')).json().data.user.name).not.toBe('Changed');
+    expect((await get(owner.headers, '/wallets')).json().data.wallets).toHaveLength(3);
+  });
+});
+
+describe('a key bound to one wallet', () => {
+  afterAll(revokeMadeKeys);
+
+  let bound: { headers: Headers; key: { id: string } };
+  let full: { headers: Headers };
+
+  beforeAll(async () => {
+    bound = await keyOf(owner, { walletIds: [walletA.id] });
+    full = await keyOf(owner, {});
+  });
+
+  it('lists that wallet alone: wallets, balances, gas', async () => {
+    const wallets = (await get(bound.headers, '/wallets')).json().data.wallets;
+    expect(wallets.map((wallet: { id: string }) => wallet.id)).toEqual([walletA.id]);
+    const balances = (await get(bound.headers, '/balances')).json().data.balances;
+    expect(balances.map((balance: { wallet: { id: string } }) => balance.wallet.id)).toEqual([walletA.id]);
+    const gas = (await get(bound.headers, '/gas')).json().data.wallets;
+    expect(gas.map((record: { walletId: string }) => record.walletId)).toEqual([walletA.id]);
+    expect((await get(full.headers, '/wallets')).json().data.wallets).toHaveLength(3);
+  });
+
+  it("lists that wallet's transactions alone, with their total (and a full key's page is not served to it)", async () => {
+    const url = '/transactions?pageSize=100';
+    const before = (await get(full.headers, url)).json().data;
+    const mine = (await get(bound.headers, url)).json().data;
+    const expected = before.items.filter((item: { walletId: string }) => item.walletId === walletA.id);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(mine.items).toEqual(expected);
+    expect(mine.total).toBe(expected.length);
+    // And the other way round: the bound key's page is not served to the full key.
+    const after = (await get(full.headers, url)).json().data;
+    expect(after.total).toBe(before.total);
+    expect(after.total).toBeGreaterThan(mine.total);
+    const filtered = (
+      await get(bound.headers, `/transactions?walletId=${walletA.id}&status=CONFIRMED`)
+    ).json().data;
+    expect(filtered.total).toBe(
+      expected.filter((item: { status: string }) => item.status === 'CONFIRMED').length,
+    );
+  });
+
+  it('lists the letters sent from that wallet alone, with their total', async () => {
+    const all = (await get(full.headers, '/transfer/letter?pageSize=100')).json().data;
+    const mine = (await get(bound.headers, '/transfer/letter?pageSize=100')).json().data;
+    const expected = all.items.filter(
+      (letter: { sender: { walletId: string } }) => letter.sender.walletId === walletA.id,
+    );
+    expect(mine.items.map((letter: { id: string }) => letter.id)).toEqual(
+      expected.map((letter: { id: string }) => letter.id),
+    );
+    expect(mine.items.map((letter: { id: string }) => letter.id)).toContain(letterFromA.id);
+    expect(mine.total).toBe(expected.length);
+    expect(all.total).toBeGreaterThan(mine.total);
+    const escrowed = (await get(bound.headers, '/transfer/letter?status=ESCROWED')).json().data;
+    expect(escrowed.total).toBe(
+      expected.filter((letter: { status: string }) => letter.status === 'ESCROWED').length,
+    );
+  });
+
+  it("reads the account's other wallets, their transactions and letters as another account's: 404", async () => {
+    const notFound = { status: 404, code: 'not_found' };
+    const letterNotFound = { status: 404, code: 'letter_not_found' };
+    for (const url of [
+      `/wallets/${walletB.id}`,
+      `/balances?walletId=${walletB.id}`,
+      `/gas?walletId=${walletB.id}`,
+      `/transactions?walletId=${walletB.id}`,
+      `/transactions/${fundOfB}`,
+      `/transactions/${fundOfB}/nota`,
+    ]) {
+      expect(errorOf(await get(bound.headers, url)), url).toMatchObject(notFound);
+    }
+    for (const url of [`/transfer/letter/${letterFromB.id}`, `/transfer/letter/${letterFromB.id}/pdf`]) {
+      expect(errorOf(await get(bound.headers, url)), url).toMatchObject(letterNotFound);
+    }
+    for (const [url, payload] of [
+      ['/fund', { walletId: walletB.id, amount: '1' }],
+      ['/mint', { walletId: walletB.id, amount: '1' }],
+      ['/transfer', { walletId: walletB.id, to: otherWallet.address, amount: '1' }],
+      ['/redeem', { walletId: walletB.id, amount: '1' }],
+      ['/transfer/letter', { walletId: walletB.id, amount: '1', recipient: RECIPIENT }],
+      [`/wallets/${walletB.id}/primary`, {}],
+      ['/transfer/letter/claim', { claimCode: othersLetter.claimCode, walletId: walletB.id }],
+    ] as Array<[string, object]>) {
+      expect(errorOf(await post(bound.headers, url, payload)), url).toMatchObject(notFound);
+    }
+    for (const url of [
+      `/transfer/letter/${letterFromB.id}/void`,
+      `/transfer/letter/${letterFromB.id}/mail`,
+    ]) {
+      expect(errorOf(await post(bound.headers, url)), url).toMatchObject(letterNotFound);
+    }
+    // Nothing of wallet B moved.
+    const letter = (await get(owner.headers, `/transfer/letter/${letterFromB.id}`)).json().data.letter;
+    expect(letter.status).toBe('ESCROWED');
+    const claimable = (await get(other.headers, `/transfer/letter/${othersLetter.id}`)).json().data.letter;
+    expect(claimable.status).toBe('ESCROWED');
+  });
+
+  it('acts on its own wallet, and cannot create one: 403 insufficient_scope', async () => {
+    const primary = await post(bound.headers, `/wallets/${walletA.id}/primary`);
+    expect(primary.statusCode).toBe(200);
+    expect(errorOf(await post(bound.headers, '/wallets', { type: 'CUSTODIAL' }))).toMatchObject({
+      status: 403,
+      code: 'insufficient_scope',
+    });
+    expect((await get(owner.headers, '/wallets')).json().data.wallets).toHaveLength(3);
+    const letter = await sendLetter(bound.headers, walletA.id, '1');
+    expect(letter.statusCode).toBe(201);
+    expect(letter.json().data.letter.sender.walletId).toBe(walletA.id);
+  });
+
+  it('claims into its wallet, and only a key that sees that wallet reads the claim back', async () => {
+    const claim = await post(bound.headers, '/transfer/letter/claim', {
+      claimCode: othersLetter.claimCode,
+      walletId: walletA.id,
+    });
+    expect(claim.statusCode).toBe(200);
+    expect(claim.json().data.transaction.walletId).toBe(walletA.id);
+    const boundToB = await keyOf(owner, { walletIds: [walletB.id] });
+    const code = encodeURIComponent(othersLetter.claimCode);
+    expect((await get(bound.headers, `/transfer/letter/claim?code=${code}`)).statusCode).toBe(200);
+    expect((await get(bound.headers, `/transfer/letter/${othersLetter.id}`)).statusCode).toBe(200);
+    expect(errorOf(await get(boundToB.headers, `/transfer/letter/claim?code=${code}`))).toMatchObject({
+      status: 404,
+      code: 'letter_not_found',
+    });
+    expect(errorOf(await get(boundToB.headers, `/transfer/letter/${othersLetter.id}`))).toMatchObject({
+      status: 404,
+      code: 'letter_not_found',
+    });
+    const claimTransaction = claim.json().data.transaction.id;
+    expect(errorOf(await get(boundToB.headers, `/transactions/${claimTransaction}`))).toMatchObject({
+      status: 404,
+      code: 'not_found',
+    });
+  });
+
+  it('lists only itself and the keys bound within its wallets', async () => {
+    const alsoA = await keyOf(owner, { walletIds: [walletA.id], permissions: 'read_only' });
+    const ids = (await get(bound.headers, '/keys')).json().data.keys.map((key: { id: string }) => key.id);
+    expect(ids).toContain(bound.key.id);
+    expect(ids).toContain(alsoA.key.id);
+    const all = (await get(owner.headers, '/keys')).json().data.keys;
+    const expected = all.filter((key: { walletIds: string[] | null }) =>
+      key.walletIds?.every((id) => id === walletA.id),
+    );
+    expect(ids).toEqual(expected.map((key: { id: string }) => key.id));
+    expect(all.length).toBeGreaterThan(ids.length);
+  });
+});
+
+describe('a key with a 10-unit daily limit', () => {
+  /** A full key that reads the keys' records (the owner's session would not outlive the clock's moves). */
+  let reader: { headers: Headers };
+  beforeAll(async () => {
+    reader = await keyOf(owner, {});
+  });
+  const transfer = (headers: Headers, amount: string, walletId = walletA.id, extra: Headers = {}) =>
+    post(headers, '/transfer', { walletId, to: otherWallet.address, amount }, extra);
+  const spentOf = async (keyId: string) =>
+    (await get(reader.headers, '/keys')).json().data.keys.find((key: { id: string }) => key.id === keyId)
+      .spentLast24h as string;
+
+  it('stops counting a transfer that FAILED', async () => {
+    // Wallet C holds no cSTABLE: its transfer moves an encrypted zero and ends FAILED.
+    const limited = await keyOf(owner, {
+      walletIds: [walletC.id],
+      spendLimit: { amount: '10', period: '24h' },
+    });
+    const failing = await transfer(limited.headers, '8', walletC.id);
+    expect(failing.statusCode).toBe(201);
+    expect(await spentOf(limited.key.id)).toBe('8.00');
+    expect(errorOf(await transfer(limited.headers, '8', walletC.id)).code).toBe('spend_limit_exceeded');
+    await runWorkerUntil(async () => {
+      const failed = await waitForStatus(
+        ctx.app,
+        owner.headers,
+        failing.json().data.transaction.id,
+        ['FAILED', 'CONFIRMED'],
+        120_000,
+      );
+      expect(failed.status).toBe('FAILED');
+    });
+    expect(await spentOf(limited.key.id)).toBe('0.00');
+    expect((await transfer(limited.headers, '10', walletC.id)).statusCode).toBe(201);
+  }, 180_000);
+
+  it('sends up to the limit, transfers and letters alike, then 403 spend_limit_exceeded with its figures', async () => {
+    const limited = await keyOf(owner, { spendLimit: { amount: '10', period: '24h' } });
+    const first = await transfer(limited.headers, '4');
+    expect(first.statusCode).toBe(201);
+    const firstAt = new Date(first.json().data.transaction.createdAt).getTime();
+    expect((await sendLetter(limited.headers, walletA.id, '3.5')).statusCode).toBe(201);
+    expect(await spentOf(limited.key.id)).toBe('7.50');
+
+    const over = await transfer(limited.headers, '3');
+    expect(errorOf(over)).toMatchObject({
+      status: 403,
+      code: 'spend_limit_exceeded',
+      details: {
+        limit: '10.00',
+        spent: '7.50',
+        remaining: '2.50',
+        // Once the first transfer's 4 leave the window, 3 fits.
+        resetsAt: new Date(firstAt + DAY_MS).toISOString(),
+      },
+    });
+    const letterOver = await sendLetter(limited.headers, walletA.id, '2.51');
+    expect(errorOf(letterOver)).toMatchObject({ status: 403, code: 'spend_limit_exceeded' });
+    // Exactly up to the limit is allowed.
+    const last = await transfer(limited.headers, '2.5');
+    expect(last.statusCode).toBe(201);
+    const lastAt = new Date(last.json().data.transaction.createdAt).getTime();
+    expect(await spentOf(limited.key.id)).toBe('10.00');
+    const full = errorOf(await transfer(limited.headers, '0.000001'));
+    expect(full).toMatchObject({
+      code: 'spend_limit_exceeded',
+      details: { spent: '10.00', remaining: '0.00', resetsAt: new Date(firstAt + DAY_MS).toISOString() },
+    });
+    // An amount above the limit itself: free again once everything counted has left the window.
+    const huge = errorOf(await transfer(limited.headers, '11'));
+    expect(huge.details).toMatchObject({ resetsAt: new Date(lastAt + DAY_MS).toISOString() });
+
+    // What leaves nothing the account holds does not count: mint, redeem, the faucet.
+    expect((await post(limited.headers, '/mint', { walletId: walletA.id, amount: '1' })).statusCode).toBe(
+      201,
+    );
+    expect((await post(limited.headers, '/redeem', { walletId: walletA.id, amount: '1' })).statusCode).toBe(
+      201,
+    );
+    expect((await post(limited.headers, '/fund', { walletId: walletA.id, amount: '1' })).statusCode).toBe(
+      201,
+    );
+    // A session is never limited by its account's keys; another key has its own limit.
+    expect((await transfer(owner.headers, '5')).statusCode).toBe(201);
+    const second = await keyOf(owner, { spendLimit: { amount: '10', period: '24h' } });
+    expect((await transfer(second.headers, '5')).statusCode).toBe(201);
+    expect(await spentOf(limited.key.id)).toBe('10.00');
+  });
+
+  it('counts an Idempotency-Key replay once', async () => {
+    const limited = await keyOf(owner, { spendLimit: { amount: '10', period: '24h' } });
+    const key = { 'idempotency-key': `replay-${limited.key.id}` };
+    const first = await transfer(limited.headers, '6', walletA.id, key);
+    const again = await transfer(limited.headers, '6', walletA.id, key);
+    expect(again.statusCode).toBe(201);
+    expect(again.json().data.transaction.id).toBe(first.json().data.transaction.id);
+    expect(await spentOf(limited.key.id)).toBe('6.00');
+  });
+
+  it('holds under 20 concurrent transfers: exactly the limit is sent', async () => {
+    const limited = await keyOf(owner, { spendLimit: { amount: '10', period: '24h' } });
+    const answers = await Promise.all(Array.from({ length: 20 }, () => transfer(limited.headers, '1')));
+    const statuses = answers.map((answer) => answer.statusCode).sort();
+    expect(statuses).toEqual([...Array(10).fill(201), ...Array(10).fill(403)]);
+    for (const answer of answers.filter((a) => a.statusCode === 403)) {
+      expect(errorOf(answer).code).toBe('spend_limit_exceeded');
+    }
+    expect(await spentOf(limited.key.id)).toBe('10.00');
+  }, 60_000);
+
+  it('rolls: what was sent more than 24 hours ago no longer counts', async () => {
+    const limited = await keyOf(owner, { spendLimit: { amount: '10', period: '24h' } });
+    expect((await transfer(limited.headers, '7')).statusCode).toBe(201);
+    ctx.clock.advance(DAY_MS - 60_000);
+    expect(errorOf(await transfer(limited.headers, '7')).code).toBe('spend_limit_exceeded');
+    expect((await transfer(limited.headers, '3')).statusCode).toBe(201);
+    ctx.clock.advance(60_000);
+    // The 7 left the window; the 3 sent a minute before the end still counts.
+    expect(await spentOf(limited.key.id)).toBe('3.00');
+    expect((await transfer(limited.headers, '7')).statusCode).toBe(201);
+    expect(errorOf(await transfer(limited.headers, '0.01')).code).toBe('spend_limit_exceeded');
+  });
+});
