@@ -4,12 +4,17 @@
  * - A `MockFhevmInstance` of `@fhevm/mock-utils` pointed at its URL encrypts an input (a confidential transfer) and
  *   decrypts a balance its key may see; a stranger's or a forged grant is refused by the devnet itself, and the
  *   debug methods that reveal cleartexts are not served.
+ * - A browser dApp built like Zama's React template takes it for a mock fhEVM node (client version, relayer
+ *   metadata, the verifiers' EIP-712 domains), and wallets that leave signing to the node (Hardhat's `localhost`
+ *   accounts) send and sign with the test mnemonic's funded accounts.
  * - A service process on `NETWORK=devnet` (the settings from `devnet.env`) moves money, and the devnet keeps its
  *   state through kill -9.
  * - After SIGTERM the devnet starts from the snapshot it took on the way out, after kill -9 from its newest snapshot
  *   and the journal after it: identical blocks (hashes included), receipts, balances and decryptions.
  */
 import { randomBytes } from 'node:crypto';
+import { MockFhevmInstance } from '@fhevm/mock-utils';
+import { Contract, JsonRpcProvider } from 'ethers';
 import { type Address, getAddress, toHex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -167,8 +172,103 @@ describe('sealpay devnet', () => {
       { ciphertextHandles: [handle], extraData: '0x00' },
     ]);
     expect(publicAttempt.error?.message).toMatch(/not allowed for public decryption/i);
-    for (const method of ['fhevm_getClearText', 'fhevm_createDecryptionSignatures', 'eth_sendTransaction']) {
+    for (const method of ['fhevm_getClearText', 'fhevm_createDecryptionSignatures']) {
       expect((await rpc(url, method, [[handle]])).error?.code).toBe(-32601);
+    }
+    // The node signs for the test mnemonic's accounts only (dev-accounts.ts), never for a key it does not hold.
+    const unsigned = await rpc(url, 'eth_sendTransaction', [{ from: user, to: recipient, value: '0x1' }]);
+    expect(unsigned.error).toBeDefined();
+  });
+
+  it("is a mock fhEVM node to a dApp built like Zama's React template, and signs for the test accounts", async () => {
+    const url = settings.RPC_URL as string;
+    const network = devnetNetwork(settings);
+    const provider = new JsonRpcProvider(url, undefined, { staticNetwork: true, cacheTimeout: -1 });
+    try {
+      // What the React template checks before it builds a MockFhevmInstance for chain 31337.
+      expect(((await provider.send('web3_clientVersion', [])) as string).toLowerCase()).toContain('hardhat');
+      const metadata = (await provider.send('fhevm_relayer_metadata', [])) as Record<string, string>;
+      for (const field of ['ACLAddress', 'InputVerifierAddress', 'KMSVerifierAddress']) {
+        expect(metadata[field]).toMatch(/^0x[0-9a-fA-F]{40}$/);
+      }
+      const domainOf = async (address: string) =>
+        (await new Contract(
+          address,
+          [
+            'function eip712Domain() view returns (bytes1, string, string, uint256, address, bytes32, uint256[])',
+          ],
+          provider,
+        ).getFunction('eip712Domain')()) as [string, string, string, bigint, string];
+      const kmsDomain = await domainOf(metadata.KMSVerifierAddress as string);
+      const inputDomain = await domainOf(metadata.InputVerifierAddress as string);
+      // Signers and thresholds left for the instance to read from the verifiers, as the template leaves them.
+      const instance = await MockFhevmInstance.create(
+        provider,
+        provider,
+        {
+          aclContractAddress: metadata.ACLAddress as Address,
+          chainId: 31337,
+          gatewayChainId: Number(kmsDomain[3]),
+          inputVerifierContractAddress: metadata.InputVerifierAddress as Address,
+          kmsContractAddress: metadata.KMSVerifierAddress as Address,
+          verifyingContractAddressDecryption: kmsDomain[4] as Address,
+          verifyingContractAddressInputVerification: inputDomain[4] as Address,
+        },
+        { kmsVerifierProperties: {}, inputVerifierProperties: {} },
+      );
+
+      // The node's first account (funded, signed for by the devnet), as Hardhat's `localhost` network uses it.
+      const [first] = (await provider.send('eth_accounts', [])) as [string];
+      const signer = await provider.getSigner(first);
+      const holder = getAddress(first);
+      const token = network.contracts.confidentialToken;
+      await sendTransactionOrThrow(network, {
+        privateKey: network.operator.privateKey,
+        to: network.contracts.stablecoin,
+        data: encodeMint(holder, 9_000_000n),
+      });
+      for (const [to, data] of [
+        [network.contracts.stablecoin, encodeApprove(token, 9_000_000n)],
+        [token, encodeWrap(holder, 9_000_000n)],
+      ] as const) {
+        expect((await (await signer.sendTransaction({ to, data })).wait())?.status).toBe(1);
+      }
+      const input = instance.createEncryptedInput(token, holder);
+      input.add64(4_000_000n);
+      const { handles, inputProof } = await input.encrypt();
+      const transfer = await signer.sendTransaction({
+        to: token,
+        data: encodeConfidentialTransfer(getAddress(toHex(randomBytes(20))), {
+          handle: toHex(handles[0] as Uint8Array, { size: 32 }),
+          inputProof: toHex(inputProof),
+        }),
+        gasLimit: 1_000_000n,
+      });
+      expect((await transfer.wait())?.status).toBe(1);
+
+      // The decryption grant signed by the node (eth_signTypedData_v4), as a Hardhat signer of `localhost` signs it.
+      const handle = await getConfidentialBalanceHandle(network, holder);
+      const keypair = instance.generateKeypair();
+      const start = Math.floor(Date.now() / 1000) - 60;
+      const eip712 = instance.createEIP712(keypair.publicKey, [token], start, 1);
+      const signature = await signer.signTypedData(
+        eip712.domain,
+        { UserDecryptRequestVerification: [...eip712.types.UserDecryptRequestVerification] },
+        eip712.message,
+      );
+      const decrypted = await instance.userDecrypt(
+        [{ handle, contractAddress: token }],
+        keypair.privateKey,
+        keypair.publicKey,
+        signature.slice(2),
+        [token],
+        holder,
+        start,
+        1,
+      );
+      expect(decrypted[handle]).toBe(5_000_000n);
+    } finally {
+      provider.destroy();
     }
   });
 

@@ -20,7 +20,7 @@ import { type Eip1193, EMBEDDED_HARDFORK, RpcError } from './evm.ts';
 
 const require = createRequire(import.meta.url);
 /** The anvil release this code is tested with (package.json pins its Linux x64 package to it). */
-const ANVIL_VERSION = '1.7.1';
+export const ANVIL_VERSION = '1.7.1';
 const GUARD = fileURLToPath(new URL('./anvil-guard.ts', import.meta.url));
 const START_TIMEOUT_MS = 30_000;
 

@@ -18,12 +18,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   decryptConfidentialBalance,
   encodeConfidentialTransfer,
-  encodeFinalizeUnwrap,
   encodeLetterEscrow,
   encodeLetterRefund,
   encodeLetterRelease,
-  encodeUnwrap,
-  findUnwrapRequest,
   getStablecoinBalance,
   letterIdToBytes32,
   readLetter,
@@ -38,7 +35,7 @@ import {
   loadArtifact,
   stablecoinAbi,
 } from './contracts.ts';
-import { fund, newWallet, type Wallet } from './embedded.fixtures.ts';
+import { fund, newWallet, redeem, type Wallet } from './embedded.fixtures.ts';
 import { createEmbeddedNetwork, type EmbeddedNetwork } from './embedded.ts';
 import { sendTransaction, sendTransactionOrThrow } from './tx.ts';
 
@@ -201,32 +198,10 @@ describe('cSTABLE', () => {
 
   it('redeems: unwrap, public decryption, finalizeUnwrap', async () => {
     const alice = await fundedWallet(500_000n);
-    const token = network.contracts.confidentialToken;
     const before = await getStablecoinBalance(network, alice.address);
-    const encrypted = await network.rail.encryptAmount({
-      contract: token,
-      caller: alice.address,
-      amount: 200_000n,
-    });
-    const unwrap = await sendTransactionOrThrow(network, {
-      privateKey: alice.privateKey,
-      to: token,
-      data: encodeUnwrap(alice.address, alice.address, encrypted),
-    });
-    const request = findUnwrapRequest(unwrap, token);
-    expect(request?.receiver).toBe(alice.address);
-    if (!request) throw new Error('no unwrap request');
-    const decryption = await network.rail.publicDecrypt([request.requestId]);
+    const { request, decryption } = await redeem(network, alice, 200_000n);
+    expect(request.receiver).toBe(alice.address);
     expect(decryption.cleartexts).toEqual([200_000n]);
-    await sendTransactionOrThrow(network, {
-      privateKey: network.operator.privateKey,
-      to: token,
-      data: encodeFinalizeUnwrap(
-        request.requestId,
-        decryption.cleartexts[0] ?? 0n,
-        decryption.decryptionProof,
-      ),
-    });
     expect(await getStablecoinBalance(network, alice.address)).toBe(before + 200_000n);
     expect(await decryptConfidentialBalance(network, alice.privateKey)).toBe(300_000n);
   });

@@ -3,6 +3,10 @@
  * embedded network (EVM, fhEVM host contracts, mock coprocessor, sealpay's contracts, journal) served as JSON-RPC
  * over HTTP, with the mock relayer's `fhevm_relayer_*` methods on the same URL.
  *
+ * Like `hardhat node`, it funds the ten accounts of the test mnemonic and signs for them (`dev-accounts.ts`), and
+ * names itself as a Hardhat node (`node-identity.ts`), so Zama's Hardhat plugin and templates work against it
+ * unmodified (README: "Use it from a Zama template").
+ *
  * It writes what a service process needs to `{dataDir}/devnet.env` (mode 0600: it holds the operator's key).
  * Its state is the embedded network's (`{dataDir}/chain`): it survives SIGTERM and kill -9.
  */
@@ -10,8 +14,9 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import path from 'node:path';
+import { withDevAccounts } from './dev-accounts.ts';
 import { createEmbeddedNetwork, type EmbeddedNetwork, type Logger } from './embedded.ts';
-import { handleJsonRpcBody, isDevnetRpcMethod, jsonRpcParseError } from './jsonrpc.ts';
+import { handleJsonRpcBody, isDevnetRpcMethod, jsonRpcParseError, type RpcFunction } from './jsonrpc.ts';
 
 export interface DevnetOptions {
   dataDir: string;
@@ -67,9 +72,7 @@ function send(response: ServerResponse, status: number, body?: unknown): void {
   response.writeHead(status, { 'content-type': 'application/json' }).end(text);
 }
 
-function serveJsonRpc(
-  network: EmbeddedNetwork,
-): (request: IncomingMessage, response: ServerResponse) => void {
+function serveJsonRpc(rpc: RpcFunction): (request: IncomingMessage, response: ServerResponse) => void {
   return (request, response) => {
     void (async () => {
       if (request.method === 'OPTIONS') return send(response, 204);
@@ -88,7 +91,7 @@ function serveJsonRpc(
       } catch {
         return send(response, 200, jsonRpcParseError());
       }
-      const answer = await handleJsonRpcBody(network.rpc, body, { allowMethod: isDevnetRpcMethod });
+      const answer = await handleJsonRpcBody(rpc, body, { allowMethod: isDevnetRpcMethod });
       if (answer === null) return send(response, 204);
       return send(response, 200, answer);
     })().catch((error: unknown) => {
@@ -117,12 +120,13 @@ function writeEnvFile(file: string, settings: [string, string][]): void {
 export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
   const network = await createEmbeddedNetwork({
     dataDir: options.dataDir,
+    fundDevAccounts: true,
     ...(options.blockTime ? { blockTime: options.blockTime } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
   });
   let server: Server;
   try {
-    server = createServer(serveJsonRpc(network));
+    server = createServer(serveJsonRpc(withDevAccounts(network.rpc, network)));
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

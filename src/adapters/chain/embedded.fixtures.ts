@@ -9,8 +9,11 @@ import {
   decryptConfidentialBalance,
   encodeApprove,
   encodeConfidentialTransfer,
+  encodeFinalizeUnwrap,
   encodeMint,
+  encodeUnwrap,
   encodeWrap,
+  findUnwrapRequest,
   getConfidentialBalanceHandle,
   getGasBalance,
   getStablecoinBalance,
@@ -60,6 +63,29 @@ export async function confidentialTransfer(network: Network, from: Wallet, to: A
     to: network.contracts.confidentialToken,
     data: encodeConfidentialTransfer(to, encrypted),
   });
+}
+
+/**
+ * A redeem as the worker drives it: `unwrap` as the wallet, public decryption of the request, `finalizeUnwrap` as
+ * the operator (the token checks the KMS proof on chain).
+ */
+export async function redeem(network: Network, wallet: Wallet, amount: bigint) {
+  const token = network.contracts.confidentialToken;
+  const encrypted = await network.rail.encryptAmount({ contract: token, caller: wallet.address, amount });
+  const unwrap = await sendTransactionOrThrow(network, {
+    privateKey: wallet.privateKey,
+    to: token,
+    data: encodeUnwrap(wallet.address, wallet.address, encrypted),
+  });
+  const request = findUnwrapRequest(unwrap, token);
+  if (!request) throw new Error('no unwrap request');
+  const decryption = await network.rail.publicDecrypt([request.requestId]);
+  await sendTransactionOrThrow(network, {
+    privateKey: network.operator.privateKey,
+    to: token,
+    data: encodeFinalizeUnwrap(request.requestId, decryption.cleartexts[0] ?? 0n, decryption.decryptionProof),
+  });
+  return { request, decryption };
 }
 
 /** What must be identical across restarts: every block's hash, and each wallet's balances, handle and decryption. */

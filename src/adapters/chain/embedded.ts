@@ -5,7 +5,8 @@
  *
  * Data directory layout (`{dataDir}/chain/`):
  * - `operator.key`  the operator's private key (hex, mode 0600), generated on first start;
- * - `state.json`    genesis time, EVM engine, mock KMS/coprocessor signer keys, deployed addresses (mode 0600);
+ * - `state.json`    genesis time, EVM engine, mock KMS/coprocessor signer keys, deployed addresses, whether the
+ *                   devnet's development accounts are funded (mode 0600);
  * - `journal.jsonl` every state-changing request the chain executed (see journal.ts), the source of truth;
  * - `snapshots/`    the chain and the coprocessor's handle database every few hundred journal entries and at a
  *                   graceful stop (see snapshot.ts): a start loads the newest valid one and replays only the journal
@@ -32,11 +33,12 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { hardhat } from 'viem/chains';
 import { acquirePidLock } from '../../lib/pid-lock.ts';
-import { deployFhevmHost, type MockSignerKeys } from '../confidential/fhevm-host.ts';
+import { deployFhevmHost, HARDHAT_PLUGIN_MOCK, type MockSignerKeys } from '../confidential/fhevm-host.ts';
 import { createMockFhevm } from '../confidential/fhevm-mock.ts';
 import { createFhevmRail } from '../confidential/fhevm-rail.ts';
 import { isRelayerMethod } from '../confidential/relayer-methods.ts';
 import { CONTRACT_NAMES, loadArtifact, TRANSFER_BATCHER_CONTRACT } from './contracts.ts';
+import { DEV_ACCOUNT_BALANCE, deriveDevAccounts } from './dev-accounts.ts';
 import {
   type Engine,
   type Logger,
@@ -48,6 +50,7 @@ import {
 import { EMBEDDED_CHAIN_ID } from './evm.ts';
 import { Journal, type JournalEntry } from './journal.ts';
 import type { JournaledChain } from './journaled-chain.ts';
+import { answerNodeIdentity, NODE_IDENTITY_METHODS } from './node-identity.ts';
 import { type ChainSnapshot, Snapshotter } from './snapshot.ts';
 import { sendTransactionOrThrow } from './tx.ts';
 import type { ContractAddresses, Network } from './types.ts';
@@ -64,6 +67,11 @@ export interface EmbeddedNetworkOptions {
   snapshotEvery?: number;
   /** The engine of a new data directory: `edr` only for tests that need one as earlier versions made it. */
   newDirectoryEngine?: EmbeddedEngine;
+  /**
+   * Fund the development accounts (`dev-accounts.ts`) once, if this chain has not funded them yet: `sealpay devnet`
+   * only, never `npm start`.
+   */
+  fundDevAccounts?: boolean;
   /** Seconds between blocks (interval mining, automine off), as `anvil --block-time`; default automine. */
   blockTime?: number;
 }
@@ -100,6 +108,8 @@ interface PersistedState {
   contracts: ContractAddresses | null;
   /** Deployed at the first start that knows it (data directories made before get it then, journaled). */
   transferBatcher?: Address;
+  /** Set once the development accounts are funded (at the first start of `sealpay devnet` on this chain). */
+  devAccountsFunded?: true;
 }
 
 /**
@@ -120,6 +130,10 @@ function writeSecretFile(file: string, content: string): void {
   const tmp = `${file}.tmp`;
   writeFileSync(tmp, content, { mode: 0o600 });
   renameSync(tmp, file);
+}
+
+function writeState(dir: string, state: PersistedState): void {
+  writeSecretFile(path.join(dir, 'state.json'), `${JSON.stringify(state, null, 2)}\n`);
 }
 
 /** One process per data directory: a second one would append to the same journal. */
@@ -188,13 +202,11 @@ async function startEmbeddedNetwork(
       engine: options.newDirectoryEngine ?? 'anvil',
       genesisTimestamp: state?.genesisTimestamp ?? Math.floor(Date.now() / 1000) - 1,
       operatorAddress,
-      mockSigners: state?.mockSigners ?? {
-        kmsSignerKey: generatePrivateKey(),
-        coprocessorSignerKey: generatePrivateKey(),
-      },
+      // The plugin's development keys, whatever an unfinished first start chose: the chain starts from genesis.
+      mockSigners: HARDHAT_PLUGIN_MOCK.signers,
       contracts: null,
     };
-    writeSecretFile(stateFile, `${JSON.stringify(state, null, 2)}\n`);
+    writeState(dir, state);
   }
   const firstStart = state.contracts === null;
   const engineName: EmbeddedEngine = state.engine ?? 'edr';
@@ -306,13 +318,7 @@ async function openNetwork(params: OpenParams): Promise<EmbeddedNetwork> {
         params: [operatorAddress, `0x${OPERATOR_GENESIS_BALANCE.toString(16)}`],
       });
     }
-    await deployFhevmHost(chain, {
-      owner: operatorAddress,
-      signers: state.mockSigners,
-      sendAsOwner: async (tx) => {
-        await sendTransactionOrThrow(access, { privateKey: operatorKey, ...tx });
-      },
-    });
+    await deployFhevmHost(chain, { signers: state.mockSigners });
     const deploy = async (name: (typeof CONTRACT_NAMES)[keyof typeof CONTRACT_NAMES], args: unknown[]) => {
       const artifact = loadArtifact(name);
       const receipt = await sendTransactionOrThrow(access, {
@@ -327,7 +333,7 @@ async function openNetwork(params: OpenParams): Promise<EmbeddedNetwork> {
     const letterVault = await deploy(CONTRACT_NAMES.letterVault, [confidentialToken, operatorAddress]);
     contracts = { stablecoin, confidentialToken, letterVault };
     state = { ...state, contracts };
-    writeSecretFile(path.join(dir, 'state.json'), `${JSON.stringify(state, null, 2)}\n`);
+    writeState(dir, state);
     logger.info(
       `embedded chain: fhEVM host contracts and ${Object.values(CONTRACT_NAMES).join(', ')} deployed in ${Math.round(performance.now() - deployStarted)} ms`,
     );
@@ -348,7 +354,18 @@ async function openNetwork(params: OpenParams): Promise<EmbeddedNetwork> {
       throw new Error(`Deployment of ${TRANSFER_BATCHER_CONTRACT} returned no address`);
     transferBatcher = getAddress(receipt.contractAddress);
     state = { ...state, transferBatcher };
-    writeSecretFile(path.join(dir, 'state.json'), `${JSON.stringify(state, null, 2)}\n`);
+    writeState(dir, state);
+  }
+
+  if (params.options.fundDevAccounts && !state.devAccountsFunded) {
+    for (const account of deriveDevAccounts()) {
+      await chain.request({
+        method: 'hardhat_setBalance',
+        params: [account.address, `0x${DEV_ACCOUNT_BALANCE.toString(16)}`],
+      });
+    }
+    state = { ...state, devAccountsFunded: true };
+    writeState(dir, state);
   }
 
   const mock = await createMockFhevm(chain, {
@@ -426,6 +443,7 @@ async function openNetwork(params: OpenParams): Promise<EmbeddedNetwork> {
       if (params.isClosed()) return Promise.reject(new Error('The embedded network is closed'));
       // The relayer methods answer like `hardhat node` with Zama's plugin: dApps build a MockFhevmInstance on /rpc.
       if (isRelayerMethod(args.method)) return mock.serveRelayer(args.method, args.params);
+      if (NODE_IDENTITY_METHODS.has(args.method)) return answerNodeIdentity(args.method, chain);
       return chain.request(args);
     },
     startup: {

@@ -91,12 +91,15 @@ describe('handleJsonRpcBody', () => {
       expect(allowed('fhevm_relayer_v1_public_decrypt')).toBe(true);
       expect(allowed('fhevm_getClearText')).toBe(false);
       expect(allowed('fhevm_createDecryptionSignatures')).toBe(false);
-      expect(allowed('eth_sendTransaction')).toBe(false);
-      expect(allowed('personal_sign')).toBe(false);
     }
-    // The devnet also serves the development methods, as hardhat node and anvil do.
+    expect(isPublicRpcMethod('eth_sendTransaction')).toBe(false);
+    expect(isPublicRpcMethod('personal_sign')).toBe(false);
+    // The devnet also serves the development methods, as hardhat node and anvil do, and signs for the test
+    // mnemonic's accounts (dev-accounts.ts; the chain refuses the others).
     expect(isDevnetRpcMethod('evm_mine')).toBe(true);
     expect(isDevnetRpcMethod('evm_increaseTime')).toBe(true);
+    expect(isDevnetRpcMethod('eth_sendTransaction')).toBe(true);
+    expect(isDevnetRpcMethod('eth_signTypedData_v4')).toBe(true);
   });
 });
 
@@ -147,7 +150,8 @@ describe('handleJsonRpcBody over the embedded network', () => {
       result: {
         chainId: 31337,
         ACLAddress: '0x50157CFfD6bBFA2DECe204a89ec419c23ef5755D',
-        KMSVerifierAddress: '0x901F8942346f7AB3a01F6D7613119Bca447Bb030',
+        // The one @fhevm/hardhat-plugin compiles into dApps (the other, ZamaConfig's, is set up alike).
+        KMSVerifierAddress: '0xbE0E383937d564D7FF0BC3b46c51f0bF8d5C311A',
         CoprocessorAddress: '0xe3a9105a3a932253A70F126eb1E3b589C643dD24',
       },
     });

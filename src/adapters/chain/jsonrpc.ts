@@ -58,11 +58,10 @@ export function isPublicRpcMethod(method: string): boolean {
 
 /**
  * What `sealpay devnet` serves: the public methods plus the chain's development methods (mining, time, balances),
- * as `hardhat node` and `anvil` do. Still no node-side signing (the devnet holds no keys for callers), and of the
- * `fhevm_*` methods only the relayer's.
+ * as `hardhat node` and `anvil` do, and node-side signing, which it answers for the test mnemonic's accounts only
+ * (`dev-accounts.ts`). Of the `fhevm_*` methods only the relayer's.
  */
 export function isDevnetRpcMethod(method: string): boolean {
-  if (NODE_SIGNING_METHODS.has(method)) return false;
   if (method.startsWith('fhevm_')) return isRelayerMethod(method);
   return true;
 }
