@@ -11,6 +11,8 @@
  *   (d) the mempool is emptied (anvil_dropAllTransactions) while transfers are pending;
  *   (e) one-block reorganizations (anvil_reorg) while transfers wait for CONFIRMATIONS=2 (the workers restarted
  *       with it).
+ * (c), (d) and (e) queue their transfers with mining stopped and wait until each is signed and in the pool, so that
+ * what they do to the chain happens to transactions already priced and sent, whatever the machine's speed.
  *
  * After each: every row of the scenario CONFIRMED, its `txHash` mined with status 1 and, when the row was first seen
  * CONFIRMED (a monitor reads the rows and then the head every 250 ms), CONFIRMATIONS blocks on it; no nonce gap.
@@ -203,6 +205,25 @@ async function expectNoNonceGap(): Promise<void> {
   }
 }
 
+const poolSize = async () => Number(BigInt(((await dev('txpool_status')) as { pending: string }).pending));
+
+/**
+ * Stops mining, queues `count` transfers and waits until each is signed and broadcast (PENDING with its hash, in
+ * the pool): what a scenario then does to the chain happens to transactions already priced and sent. Mining stays
+ * off: the scenario starts it again.
+ */
+async function queueWhilePaused(count: number): Promise<{ ids: string[]; pooled: number }> {
+  await dev('evm_setIntervalMining', [0]);
+  const ids = await transfers(count);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const current = await states(ids);
+    if (current.every((row) => row.status === 'PENDING' && row.tx_hash) || Date.now() > deadline) break;
+    await sleep(300);
+  }
+  return { ids, pooled: await poolSize() };
+}
+
 /** Holds the next blocks' base fee at `fee` until `until` (set before every block: the devnet mines each second). */
 async function holdBaseFee(fee: bigint, until: number): Promise<void> {
   while (Date.now() < until) {
@@ -285,6 +306,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   monitoring = false;
+  await dev('evm_setIntervalMining', [1]).catch(() => undefined);
   await monitor;
   await database?.close();
   await Promise.all([...running].map((service) => kill9(service)));
@@ -322,37 +344,38 @@ describe(`the worker on a public-like chain: 1 s blocks, two faulty providers (s
   }, 200_000);
 
   it('(c) the base fee held at 10× the signed price for 60 s: nothing FAILED, every row CONFIRMED', async () => {
-    // A known price to sign at, then ten times it from the block after the transfers were queued.
+    // Signed at 1 gwei while no block is mined, then ten times that from the next block on, for 60 s.
     const low = parseGwei('1');
     await holdBaseFee(low, Date.now() + 3000);
-    const ids = await transfers(20);
+    const { ids, pooled } = await queueWhilePaused(20);
+    await dev('anvil_setNextBlockBaseFeePerGas', [`0x${(10n * low).toString(16)}`]);
+    await dev('evm_setIntervalMining', [1]);
     const spikeEnds = Date.now() + 60_000;
     const holding = holdBaseFee(10n * low, spikeEnds);
     // None fails under the client while the fee is high.
     for (;;) {
-      const current = await states(ids);
-      const failed = current.filter((row) => row.status === 'FAILED');
+      const failed = (await states(ids)).filter((row) => row.status === 'FAILED');
       expect(failed.map((row) => `${row.id} ${row.error_code}`)).toEqual([]);
       if (Date.now() > spikeEnds) break;
       await sleep(1000);
     }
     await holding;
     const within = (await states(ids)).filter((row) => row.status === 'CONFIRMED').length;
-    console.info(`(c) confirmed within the 60 s spike: ${within}/${ids.length}`);
+    console.info(
+      `(c) ${pooled} transactions in the pool at the spike; confirmed within it: ${within}/${ids.length}`,
+    );
+    // Replaced at a price the spike takes, not left waiting for fees to fall (the bench's target is 90 %; a loaded
+    // CI machine gets some slack).
+    expect(within / ids.length).toBeGreaterThanOrEqual(0.75);
     await expectConfirmedRows(ids, 120_000);
   }, 300_000);
 
   it('(d) the mempool emptied while transfers are pending: every row CONFIRMED, nothing sent twice', async () => {
-    const ids = await transfers(15);
-    // For 8 s the pool is emptied every 400 ms (between two blocks, twice or thrice).
-    let drops = 0;
-    const stop = Date.now() + 8000;
-    while (Date.now() < stop) {
-      await dev('anvil_dropAllTransactions');
-      drops += 1;
-      await sleep(400);
-    }
-    console.info(`(d) the pool emptied ${drops} times`);
+    const { ids, pooled } = await queueWhilePaused(15);
+    await dev('anvil_dropAllTransactions');
+    expect(await poolSize()).toBe(0);
+    await dev('evm_setIntervalMining', [1]);
+    console.info(`(d) the pool emptied of ${pooled} transactions`);
     await expectConfirmedRows(ids, 150_000);
   }, 250_000);
 
@@ -360,17 +383,19 @@ describe(`the worker on a public-like chain: 1 s blocks, two faulty providers (s
     await Promise.all(workers.map((worker) => stopGracefully(worker)));
     confirmations = 2;
     await startWorkers({ CONFIRMATIONS: '2' });
-    const ids = await transfers(15);
-    let reorgs = 0;
-    const stop = Date.now() + 25_000;
-    while (Date.now() < stop) {
-      await sleep(2500);
+    const ids: string[] = [];
+    // Three times: transfers mined in one block, which is reorganized away 2 s later (before a second block).
+    for (let round = 0; round < 3; round++) {
+      const queued = await queueWhilePaused(5);
+      ids.push(...queued.ids);
+      await dev('evm_mine');
+      await sleep(2000);
       await dev('anvil_reorg', [1, []]);
-      reorgs += 1;
+      await dev('evm_setIntervalMining', [1]);
+      await sleep(1500);
     }
-    console.info(`(e) ${reorgs} one-block reorgs`);
     await expectConfirmedRows(ids, 150_000);
-  }, 300_000);
+  }, 400_000);
 
   it('afterwards: one chain effect per intent, balances equal the ledger, every chain transaction a stored one', async () => {
     const client = chain();
