@@ -1,4 +1,4 @@
-import type { FeeEstimate } from './adapters/chain/tx.ts';
+import type { FeeQuote } from './adapters/chain/tx.ts';
 import type { ConfidentialRail, ContractAddresses, Network } from './adapters/chain/types.ts';
 import { createEmailSender } from './adapters/email/index.ts';
 import { createPrintProvider } from './adapters/mail/index.ts';
@@ -113,7 +113,7 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
     walletIdentities: new BoundedMap(MAX_CACHED_WALLETS),
     // The estimate's max fee carries viem's margin over the base fee, which cannot rise that far within a second
     // (at most 12.5 % per block).
-    feeCache: new ExpiringValue<FeeEstimate>(1000),
+    feeCache: new ExpiringValue<FeeQuote>(1000),
     metrics,
   };
 }

@@ -12,6 +12,21 @@ export interface ServiceMetrics {
   readonly encryptedAmounts: Counter;
   /** Legs per confidential transfer batch sent (a lone transfer is not a batch). */
   readonly batchSize: Histogram;
+  /** The worker's chain transactions (docs/ARCHITECTURE.md, "Fees, replacement and confirmations"). */
+  readonly chain: {
+    /** Replacements signed: the same nonce and call at higher fees. */
+    readonly replacements: Counter;
+    /** Broadcasts the node refused for their price alone (signed again higher, never FAILED). */
+    readonly priceRefusals: Counter;
+    /** Times a transaction had to wait at `MAX_FEE_PER_GAS_GWEI`: no higher replacement allowed. */
+    readonly feeCapWaits: Counter;
+    /** Attempts broadcast again because the provider no longer knew them (dropped from its pool). */
+    readonly rebroadcasts: Counter;
+    /** Mined transactions whose block was reorganized away before their confirmations. */
+    readonly reorgs: Counter;
+    /** Confirmed transactions whose block was reorganized away after their confirmations (deeper than them). */
+    readonly deepReorgs: Counter;
+  };
 }
 
 export function createServiceMetrics(): ServiceMetrics {
@@ -34,5 +49,37 @@ export function createServiceMetrics(): ServiceMetrics {
       buckets: [2, 4, 8, 16, 24, 32],
       registers: [registry],
     }),
+    chain: {
+      replacements: new Counter({
+        name: 'sealpay_chain_replacements_total',
+        help: 'Chain transactions replaced at the same nonce with higher fees (stuck or refused for their price)',
+        registers: [registry],
+      }),
+      priceRefusals: new Counter({
+        name: 'sealpay_chain_price_refusals_total',
+        help: 'Broadcasts refused for their price alone (fee cap below the base fee, underpriced): signed again higher',
+        registers: [registry],
+      }),
+      feeCapWaits: new Counter({
+        name: 'sealpay_chain_fee_cap_waits_total',
+        help: 'Times a transaction needed a replacement above MAX_FEE_PER_GAS_GWEI and waits at the cap instead',
+        registers: [registry],
+      }),
+      rebroadcasts: new Counter({
+        name: 'sealpay_chain_rebroadcasts_total',
+        help: 'Pending transactions the provider no longer knew (dropped), broadcast again',
+        registers: [registry],
+      }),
+      reorgs: new Counter({
+        name: 'sealpay_chain_reorgs_total',
+        help: 'Mined transactions whose block was reorganized away before they had CONFIRMATIONS blocks',
+        registers: [registry],
+      }),
+      deepReorgs: new Counter({
+        name: 'sealpay_chain_deep_reorgs_total',
+        help: 'Confirmed transactions whose block was reorganized away after CONFIRMATIONS blocks (needs review)',
+        registers: [registry],
+      }),
+    },
   };
 }
