@@ -23,7 +23,10 @@ export interface Config {
   readonly databaseUrl: string | null;
   readonly network: NetworkName;
   readonly environment: Environment;
+  /** `RPC_URL`: one JSON-RPC URL, or several separated by commas, in order of preference (failover). */
   readonly rpcUrl: string | null;
+  /** How long one provider has to answer one request before the next provider is asked. */
+  readonly rpcTimeoutMs: number;
   readonly publicOrigin: string;
   readonly masterKey: string | null;
   readonly sweepSecret: string | null;
@@ -221,6 +224,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     network,
     environment: network === 'mainnet' ? 'production' : 'sandbox',
     rpcUrl: text(env, 'RPC_URL'),
+    rpcTimeoutMs: integer(env, 'RPC_TIMEOUT_MS', 10_000, 100, 600_000),
     publicOrigin,
     masterKey: text(env, 'MASTER_KEY'),
     sweepSecret: text(env, 'SWEEP_SECRET'),

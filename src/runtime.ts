@@ -1,3 +1,4 @@
+import type { ProviderObserver } from './adapters/chain/providers.ts';
 import type { FeeQuote } from './adapters/chain/tx.ts';
 import type { ConfidentialRail, ContractAddresses, Network } from './adapters/chain/types.ts';
 import { createEmailSender } from './adapters/email/index.ts';
@@ -54,6 +55,7 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
   });
   const rateLimits =
     database.kind === 'postgres' ? new PostgresRateLimitStore(database.db) : new MemoryRateLimitStore();
+  const metrics = createServiceMetrics();
   let network: Network | null = null;
   if (options.network) {
     // Loaded on demand: commands without a chain never pay for the EVM and the fhEVM stack.
@@ -62,6 +64,8 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
       network: config.network,
       dataDir: config.dataDir,
       ...(config.rpcUrl ? { rpcUrl: config.rpcUrl } : {}),
+      rpcTimeoutMs: config.rpcTimeoutMs,
+      rpcObserver: providerMetrics(metrics),
       ...(config.zamaApiKey ? { zamaApiKey: config.zamaApiKey } : {}),
       ...(config.operatorPrivateKey ? { operatorPrivateKey: config.operatorPrivateKey } : {}),
       contracts: config.contracts as Partial<ContractAddresses>,
@@ -69,7 +73,6 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
       ...(options.logger ? { logger: options.logger } : {}),
     });
   }
-  const metrics = createServiceMetrics();
   if (network) network = withCountedProofs(network, metrics);
   const clock = options.clock ?? systemClock;
   const mail = createPrintProvider({
@@ -115,6 +118,24 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
     // (at most 12.5 % per block).
     feeCache: new ExpiringValue<FeeQuote>(1000),
     metrics,
+  };
+}
+
+/** The JSON-RPC providers' requests, failures, latency and standing, as the service's metrics. */
+function providerMetrics(metrics: ServiceMetrics): ProviderObserver {
+  const labels = (provider: { position: number; host: string }) => ({
+    provider: String(provider.position),
+    host: provider.host,
+  });
+  return {
+    request({ provider, method, seconds, failure }) {
+      metrics.rpcRequests.inc({ ...labels(provider), method });
+      metrics.rpcDuration.observe(labels(provider), seconds);
+      if (failure) metrics.rpcErrors.inc({ ...labels(provider), reason: failure });
+    },
+    availability(provider, available) {
+      metrics.rpcAvailable.set(labels(provider), available ? 1 : 0);
+    },
   };
 }
 

@@ -2,7 +2,7 @@
  * The service's own counters, on `Deps` (one set per process, whichever roles it runs): `/metrics` shows them
  * beside the HTTP metrics of the app that serves it (src/http/metrics.ts).
  */
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface ServiceMetrics {
   readonly registry: Registry;
@@ -27,6 +27,14 @@ export interface ServiceMetrics {
     /** Confirmed transactions whose block was reorganized away after their confirmations (deeper than them). */
     readonly deepReorgs: Counter;
   };
+  /**
+   * Per JSON-RPC provider (`provider`: position in RPC_URL, `host`): requests by method, failures by reason
+   * (`rate_limited`, `http_error`, `timeout`, `connection`), latency, and whether it is in line (0 while set aside).
+   */
+  readonly rpcRequests: Counter<'provider' | 'host' | 'method'>;
+  readonly rpcErrors: Counter<'provider' | 'host' | 'reason'>;
+  readonly rpcDuration: Histogram<'provider' | 'host'>;
+  readonly rpcAvailable: Gauge<'provider' | 'host'>;
 }
 
 export function createServiceMetrics(): ServiceMetrics {
@@ -81,5 +89,30 @@ export function createServiceMetrics(): ServiceMetrics {
         registers: [registry],
       }),
     },
+    rpcRequests: new Counter({
+      name: 'sealpay_rpc_requests_total',
+      help: 'JSON-RPC requests sent to each provider, by method (failed ones included)',
+      labelNames: ['provider', 'host', 'method'] as const,
+      registers: [registry],
+    }),
+    rpcErrors: new Counter({
+      name: 'sealpay_rpc_errors_total',
+      help: "JSON-RPC requests a provider failed (not a node's own error answer), by reason",
+      labelNames: ['provider', 'host', 'reason'] as const,
+      registers: [registry],
+    }),
+    rpcDuration: new Histogram({
+      name: 'sealpay_rpc_request_duration_seconds',
+      help: 'JSON-RPC request latency per provider',
+      labelNames: ['provider', 'host'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    rpcAvailable: new Gauge({
+      name: 'sealpay_rpc_provider_available',
+      help: 'Whether a JSON-RPC provider is in line (1) or set aside after failing (0)',
+      labelNames: ['provider', 'host'] as const,
+      registers: [registry],
+    }),
   };
 }
