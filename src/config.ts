@@ -83,6 +83,8 @@ export interface Config {
    * logs are recorded (a reorg on a real network cannot then undo them); `pollMs` how often it reads the chain.
    */
   readonly follower: { confirmations: number; pollMs: number };
+  /** The worker's reconciliation (src/modules/reconcile): every `intervalMinutes`, 0 never. */
+  readonly reconcile: { intervalMinutes: number };
   readonly version: string;
 }
 
@@ -242,6 +244,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ),
       pollMs: integer(env, 'FOLLOWER_POLL_MS', 1000, 10),
     },
+    reconcile: { intervalMinutes: integer(env, 'RECONCILE_INTERVAL_MINUTES', 60, 0, 7 * 24 * 60) },
     version: packageVersion(),
   };
   if (network !== 'local' && !config.masterKey) {

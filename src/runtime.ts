@@ -15,6 +15,8 @@ import { AccountPageCache } from './lib/page-cache.ts';
 import { MemoryRateLimitStore } from './lib/rate-limit.ts';
 import { loadKeyring } from './lib/secrets.ts';
 import { type Clock, systemClock } from './lib/time.ts';
+import { readRun } from './modules/reconcile/reconcile.repository.ts';
+import { RECONCILE_JOB } from './modules/reconcile/reconcile.service.ts';
 import { operations } from './operations.ts';
 
 /** Decrypted balances kept per process: bounded so the cache cannot grow without limit. */
@@ -69,7 +71,8 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
       ...(options.logger ? { logger: options.logger } : {}),
     });
   }
-  const metrics = createServiceMetrics();
+  // The reconciliation's gauges read the last run from the database, whichever worker made it.
+  const metrics = createServiceMetrics(() => readRun(database.db, RECONCILE_JOB));
   if (network) network = withCountedProofs(network, metrics);
   const clock = options.clock ?? systemClock;
   const mail = createPrintProvider({
