@@ -16,6 +16,8 @@ import { AccountPageCache } from './lib/page-cache.ts';
 import { MemoryRateLimitStore } from './lib/rate-limit.ts';
 import { loadKeyring } from './lib/secrets.ts';
 import { type Clock, systemClock } from './lib/time.ts';
+import { readRun } from './modules/reconcile/reconcile.repository.ts';
+import { RECONCILE_JOB } from './modules/reconcile/reconcile.service.ts';
 import { operations } from './operations.ts';
 
 /** Decrypted balances kept per process: bounded so the cache cannot grow without limit. */
@@ -55,7 +57,8 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
   });
   const rateLimits =
     database.kind === 'postgres' ? new PostgresRateLimitStore(database.db) : new MemoryRateLimitStore();
-  const metrics = createServiceMetrics();
+  // The reconciliation's gauges read the last run from the database, whichever worker made it.
+  const metrics = createServiceMetrics(() => readRun(database.db, RECONCILE_JOB));
   let network: Network | null = null;
   if (options.network) {
     // Loaded on demand: commands without a chain never pay for the EVM and the fhEVM stack.

@@ -31,6 +31,12 @@ export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
 export const TRANSACTION_DIRECTIONS = ['in', 'out'] as const;
 export type TransactionDirection = (typeof TRANSACTION_DIRECTIONS)[number];
 
+/**
+ * The step of a `TRANSFER` out that the chain follower saw and the service did not send: money moved with the
+ * wallet's key outside the API (after `POST /wallets/{id}/export`), or by an external wallet's owner.
+ */
+export const SENT_OUTSIDE_STEP = 'sent-outside';
+
 /** What a transaction records beyond its columns (shown as `metadata`); every field belongs to some types only. */
 export type TransactionMetadata = {
   /** Letter legs: the letter, and which of its legs the row is. */
@@ -46,6 +52,8 @@ export type TransactionMetadata = {
   finalizeAttempt?: number;
   /** Letter legs: whether the vault's event was decrypted and held the letter's amount. */
   verified?: boolean;
+  /** A transfer out the service did not send, seen on chain (step `sent-outside`): moved outside sealpay. */
+  sentOutside?: boolean;
 };
 
 /**
@@ -113,6 +121,10 @@ export const transactions = pgTable(
     uniqueIndex('transactions_received_log_key')
       .on(t.chainId, t.txHash, t.logIndex, t.walletId)
       .where(sql`${t.direction} = 'in'`),
+    // And each transfer out of a wallet that the service did not send (an exported key's holder moved the money).
+    uniqueIndex('transactions_outflow_log_key')
+      .on(t.chainId, t.txHash, t.logIndex, t.walletId)
+      .where(sql`${t.direction} = 'out' and ${t.step} = '${sql.raw(SENT_OUTSIDE_STEP)}'`),
     index('transactions_batch_idx').on(t.batchId).where(sql`${t.batchId} is not null`),
     index('transactions_api_key_created_idx')
       .on(t.apiKeyId, t.createdAt)
