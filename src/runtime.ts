@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/client.ts';
 import { PostgresRateLimitStore } from './db/rate-limits.ts';
 import type { UserRow } from './db/schema/index.ts';
+import { DatabaseClock } from './db/test-clock.ts';
 import { createWorkSignal } from './db/work-signal.ts';
 import type { Deps } from './deps.ts';
 import { BoundedMap, ExpiringValue } from './lib/cache.ts';
@@ -77,7 +78,13 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
     });
   }
   if (network) network = withCountedProofs(network, metrics);
-  const clock = options.clock ?? systemClock;
+  const wallClock = options.clock ?? systemClock;
+  // The test clock lives in the database: every process of a sandbox deployment sees the same time.
+  const testClock =
+    config.environment === 'sandbox'
+      ? await DatabaseClock.open(database.db, wallClock, { shared: database.kind === 'postgres' })
+      : null;
+  const clock: Clock = testClock ?? wallClock;
   const mail = createPrintProvider({
     network: config.network,
     lobApiKey: config.lobApiKey,
@@ -105,6 +112,8 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
     database,
     keyring,
     clock,
+    testClock,
+    wallClock,
     rateLimits,
     network,
     mail,

@@ -3,7 +3,7 @@ import { bigint, index, integer, jsonb, numeric, pgTable, text, uniqueIndex } fr
 import type { Address, Hex } from 'viem';
 import type { TransactionErrorCode } from '../../lib/errors.ts';
 import { apiKeys, users } from './accounts.ts';
-import { createdAt, ts, updatedAt } from './columns.ts';
+import { createdAt, serviceNow, ts, updatedAt } from './columns.ts';
 import { wallets } from './wallets.ts';
 
 export const TRANSACTION_TYPES = [
@@ -95,7 +95,7 @@ export const transactions = pgTable(
     batchId: text('batch_id'),
     batchLeg: integer('batch_leg'),
     attempts: integer('attempts').notNull().default(0),
-    nextAttemptAt: ts('next_attempt_at').notNull().defaultNow(),
+    nextAttemptAt: ts('next_attempt_at').notNull().default(serviceNow),
     leaseOwner: text('lease_owner'),
     leaseUntil: ts('lease_until'),
     /** The API key that asked for the row (null: a session, or the service itself): a key's spend is summed here. */
