@@ -100,6 +100,8 @@ export interface Config {
     stuckAfterMs: number;
     confirmations: number;
   };
+  /** The worker's reconciliation (src/modules/reconcile): every `intervalMinutes`, 0 never. */
+  readonly reconcile: { intervalMinutes: number };
   readonly version: string;
 }
 
@@ -297,6 +299,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       stuckAfterMs: integer(env, 'STUCK_AFTER_SECONDS', STUCK_AFTER_SECONDS[network], 1, 86_400) * 1000,
       confirmations: integer(env, 'CONFIRMATIONS', DEFAULT_CONFIRMATIONS[network], 0, 10_000),
     },
+    reconcile: { intervalMinutes: integer(env, 'RECONCILE_INTERVAL_MINUTES', 60, 0, 7 * 24 * 60) },
     version: packageVersion(),
   };
   if (network !== 'local' && !config.masterKey) {

@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/client.ts';
 import { PostgresRateLimitStore } from './db/rate-limits.ts';
 import type { UserRow } from './db/schema/index.ts';
+import { DatabaseClock } from './db/test-clock.ts';
 import { createWorkSignal } from './db/work-signal.ts';
 import type { Deps } from './deps.ts';
 import { BoundedMap, ExpiringValue } from './lib/cache.ts';
@@ -16,6 +17,8 @@ import { AccountPageCache } from './lib/page-cache.ts';
 import { MemoryRateLimitStore } from './lib/rate-limit.ts';
 import { loadKeyring } from './lib/secrets.ts';
 import { type Clock, systemClock } from './lib/time.ts';
+import { readRun } from './modules/reconcile/reconcile.repository.ts';
+import { RECONCILE_JOB } from './modules/reconcile/reconcile.service.ts';
 import { operations } from './operations.ts';
 
 /** Decrypted balances kept per process: bounded so the cache cannot grow without limit. */
@@ -55,7 +58,8 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
   });
   const rateLimits =
     database.kind === 'postgres' ? new PostgresRateLimitStore(database.db) : new MemoryRateLimitStore();
-  const metrics = createServiceMetrics();
+  // The reconciliation's gauges read the last run from the database, whichever worker made it.
+  const metrics = createServiceMetrics(() => readRun(database.db, RECONCILE_JOB));
   let network: Network | null = null;
   if (options.network) {
     // Loaded on demand: commands without a chain never pay for the EVM and the fhEVM stack.
@@ -74,7 +78,13 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
     });
   }
   if (network) network = withCountedProofs(network, metrics);
-  const clock = options.clock ?? systemClock;
+  const wallClock = options.clock ?? systemClock;
+  // The test clock lives in the database: every process of a sandbox deployment sees the same time.
+  const testClock =
+    config.environment === 'sandbox'
+      ? await DatabaseClock.open(database.db, wallClock, { shared: database.kind === 'postgres' })
+      : null;
+  const clock: Clock = testClock ?? wallClock;
   const mail = createPrintProvider({
     network: config.network,
     lobApiKey: config.lobApiKey,
@@ -102,6 +112,8 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
     database,
     keyring,
     clock,
+    testClock,
+    wallClock,
     rateLimits,
     network,
     mail,

@@ -167,10 +167,10 @@ export function createRemoteNetwork(options: RemoteNetworkOptions): Network {
     (async (config: FhevmInstanceConfig) => {
       if (mockRelayer) {
         const { createMockFhevmClient } = await import('../confidential/fhevm-mock-client.ts');
-        return (await createMockFhevmClient(config.network)) as unknown as FhevmInstanceLike;
+        return await createMockFhevmClient(config.network as string);
       }
       const { createInstance: sdkCreateInstance } = await import('@zama-fhe/relayer-sdk/node');
-      return (await sdkCreateInstance(config)) as unknown as FhevmInstanceLike;
+      return await sdkCreateInstance(config);
     });
   let instancePromise: Promise<FhevmInstanceLike> | null = null;
   const getInstance = (): Promise<FhevmInstanceLike> => {
