@@ -85,7 +85,8 @@ export async function runPublicChainBench(): Promise<PublicChainResult> {
   });
   running.push(devnet);
   try {
-    await waitForOutput(devnet, /sealpay devnet: JSON-RPC/);
+    // A fresh devnet deploys the fhEVM host and the contracts: minutes on a loaded 2-core machine.
+    await waitForOutput(devnet, /sealpay devnet: JSON-RPC/, 300_000);
     const settings = readDevnetEnv(devnet.dataDir);
     const chain = createPublicClient({ chain: devnetChain, transport: http(settings.RPC_URL as string) });
     const holdBaseFee = async (fee: bigint, until: number) => {
@@ -108,7 +109,7 @@ export async function runPublicChainBench(): Promise<PublicChainResult> {
     const startService = async (extra: Record<string, string> = {}) => {
       const service = await spawnService({ dataDir, env: { ...env, ...extra } });
       running.push(service);
-      await waitReady(service);
+      await waitReady(service, 300_000);
       return service;
     };
     let service = await startService();
@@ -232,7 +233,7 @@ export async function runPublicChainBench(): Promise<PublicChainResult> {
     })();
     ids = await queue(ALONE / WALLETS);
     started = Date.now();
-    const alone = await figures(ids, await follow(ids, started, started + 180_000));
+    const alone = await figures(ids, await follow(ids, started + SPIKE_MS, started + 180_000));
     holding = false;
     await aloneHolder;
 
