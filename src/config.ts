@@ -23,7 +23,10 @@ export interface Config {
   readonly databaseUrl: string | null;
   readonly network: NetworkName;
   readonly environment: Environment;
+  /** `RPC_URL`: one JSON-RPC URL, or several separated by commas, in order of preference (failover). */
   readonly rpcUrl: string | null;
+  /** How long one provider has to answer one request before the next provider is asked. */
+  readonly rpcTimeoutMs: number;
   readonly publicOrigin: string;
   readonly masterKey: string | null;
   readonly sweepSecret: string | null;
@@ -97,6 +100,8 @@ export interface Config {
     stuckAfterMs: number;
     confirmations: number;
   };
+  /** The worker's reconciliation (src/modules/reconcile): every `intervalMinutes`, 0 never. */
+  readonly reconcile: { intervalMinutes: number };
   readonly version: string;
 }
 
@@ -221,6 +226,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     network,
     environment: network === 'mainnet' ? 'production' : 'sandbox',
     rpcUrl: text(env, 'RPC_URL'),
+    rpcTimeoutMs: integer(env, 'RPC_TIMEOUT_MS', 10_000, 100, 600_000),
     publicOrigin,
     masterKey: text(env, 'MASTER_KEY'),
     sweepSecret: text(env, 'SWEEP_SECRET'),
@@ -293,6 +299,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       stuckAfterMs: integer(env, 'STUCK_AFTER_SECONDS', STUCK_AFTER_SECONDS[network], 1, 86_400) * 1000,
       confirmations: integer(env, 'CONFIRMATIONS', DEFAULT_CONFIRMATIONS[network], 0, 10_000),
     },
+    reconcile: { intervalMinutes: integer(env, 'RECONCILE_INTERVAL_MINUTES', 60, 0, 7 * 24 * 60) },
     version: packageVersion(),
   };
   if (network !== 'local' && !config.masterKey) {

@@ -5,6 +5,7 @@ import type { PrintProvider } from './adapters/mail/index.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
 import type { TransactionRow, TransactionType, UserRow, WalletRow } from './db/schema/index.ts';
+import type { DatabaseClock } from './db/test-clock.ts';
 import type { WorkSignal } from './db/work-signal.ts';
 import type { BoundedMap, ExpiringValue } from './lib/cache.ts';
 import type { CredentialCache } from './lib/credential-cache.ts';
@@ -21,7 +22,17 @@ export interface Deps {
   readonly config: Config;
   readonly database: Database;
   readonly keyring: Keyring;
+  /**
+   * The service's time: everything that reads time reads it here (expiry, sessions, rate-limit and faucet windows,
+   * retry schedules). In the sandbox it is the test clock (`testClock`), real time plus an offset that only grows.
+   */
   readonly clock: Clock;
+  /** The sandbox's test clock (the same object as `clock`); null in production, where time is never moved. */
+  readonly testClock: DatabaseClock | null;
+  /**
+   * Real time, whatever the test clock says: TOTP windows (an authenticator app knows nothing of the test clock).
+   */
+  readonly wallClock: Clock;
   readonly rateLimits: RateLimitStore;
   /** Null while the chain is not part of this process (tests of the API alone). */
   readonly network: Network | null;

@@ -10,6 +10,7 @@ import {
   releaseAllLeases,
   updateLeased,
 } from './outbox.repository.ts';
+import { hasSandboxPreflight, SandboxFault, sandboxPreflight } from './sandbox-faults.ts';
 import { fail } from './steps.ts';
 import { hasValueMovingSubmission } from './submissions.repository.ts';
 import { AwaitingChain, PreflightError, RevertedError } from './submissions.ts';
@@ -45,6 +46,7 @@ export async function processRow(deps: Deps, row: TransactionRow, logger: Logger
   const { db } = deps.database;
   const renewal = renewLeases(deps, [row], logger);
   try {
+    sandboxPreflight(deps, row);
     await deps.operations[row.type].run(ctx, row);
     await updateLeased(db, [row], { leaseOwner: null, leaseUntil: null });
   } catch (error) {
@@ -78,7 +80,11 @@ function renewLeases(deps: Deps, rows: TransactionRow[], logger: Logger): NodeJS
  * Rows of a type with `Operation.batch`, ready together: one batch (one chain transaction, one input proof) where
  * the operation can make one; the rows it hands back, and a lone row, go through `processRow`.
  */
-export async function processBatch(deps: Deps, rows: TransactionRow[], logger: Logger): Promise<void> {
+export async function processBatch(deps: Deps, claimed: TransactionRow[], logger: Logger): Promise<void> {
+  // A sandbox magic amount's row goes alone, through the pre-flight that acts on it.
+  const triggered = claimed.filter((row) => hasSandboxPreflight(deps, row));
+  const rows = triggered.length > 0 ? claimed.filter((row) => !triggered.includes(row)) : claimed;
+  if (triggered.length > 0) await Promise.all(triggered.map((row) => processRow(deps, row, logger)));
   const [first] = rows;
   const batch = first && deps.operations[first.type].batch;
   if (!first || !batch || rows.length === 1) {
@@ -155,7 +161,10 @@ async function recover(ctx: OperationContext, row: TransactionRow, error: unknow
     // must not reschedule or release a row the new owner is driving.
     await updateLeased(db, [row], {
       attempts,
-      nextAttemptAt: new Date(deps.clock.now().getTime() + backoffMs(attempts)),
+      nextAttemptAt:
+        error instanceof SandboxFault
+          ? error.until
+          : new Date(deps.clock.now().getTime() + backoffMs(attempts)),
       leaseOwner: null,
       leaseUntil: null,
     });
