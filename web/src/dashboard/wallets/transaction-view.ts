@@ -81,10 +81,9 @@ export async function downloadNota(tx: Pick<Transaction, 'id'>, status: Element)
  */
 export function showReceiptFailure(status: Element, error: unknown): void {
   if (error instanceof ApiError && error.code === 'receipt_unavailable') {
-    const retryable = (error.details as { retryable?: boolean } | undefined)?.retryable;
     showError(
       status,
-      retryable
+      error.retryable
         ? 'No receipt yet: the transaction has not reached the chain. Try again in a moment.'
         : 'This transaction failed before reaching the chain, so it has no receipt.',
     );
