@@ -6,6 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import scalarReference from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Deps } from './deps.ts';
+import { API_REFERENCE_CONFIGURATION, withPageLanguage } from './http/api-reference.ts';
 import { installAuth } from './http/auth.ts';
 import { ErrorEnvelope, ok } from './http/envelope.ts';
 import {
@@ -200,16 +201,11 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
     docs.addHook('onSend', async (_request, reply, payload) => {
       reply.header('content-security-policy', DOCS_CONTENT_SECURITY_POLICY);
       reply.header('x-frame-options', 'DENY');
-      return payload;
+      return withPageLanguage(payload);
     });
     await docs.register(scalarReference, {
       routePrefix: '/docs',
-      // No fonts from Scalar's CDN: the page's CSP allows nothing remote.
-      configuration: {
-        url: `${API_PREFIX}/openapi.json`,
-        title: 'sealpay API reference',
-        withDefaultFonts: false,
-      },
+      configuration: { url: `${API_PREFIX}/openapi.json`, ...API_REFERENCE_CONFIGURATION },
     });
   });
 

@@ -54,9 +54,9 @@ export function previewCard(p: LetterPreview, groupedCode: string): HTMLElement 
             : ' until you claim it',
         ),
       ),
-      p.status === 'CLAIMED' || p.status === 'CLAIMING'
-        ? null
-        : [h('dt', null, 'Claim by'), h('dd', null, formatDate(p.expiresAt))],
+      // A deadline only while it can still be met: not for a letter claimed, voided or expired.
+      p.claimable ? [h('dt', null, 'Claim by'), h('dd', null, formatDate(p.expiresAt))] : null,
+      p.status === 'EXPIRED' ? [h('dt', null, 'Expired on'), h('dd', null, formatDate(p.expiresAt))] : null,
       h('dt', null, 'Code'),
       h('dd', null, h('code', null, groupedCode)),
     ),

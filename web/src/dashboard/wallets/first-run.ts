@@ -19,7 +19,7 @@ interface Step {
 const STEPS: Step[] = [
   {
     title: 'Fund a wallet',
-    how: 'Create a wallet below if you have none, then choose Fund in Move money to get test STABLE and gas.',
+    how: 'Create a wallet under “Add a wallet” if you have none, then choose Fund under “Move money” to get test STABLE and gas.',
     doneBy: [{ type: 'FUND' }],
   },
   {

@@ -1,0 +1,65 @@
+/**
+ * How the API reference at `/docs` (Scalar) is configured for people (issue 25 item 16): English, one light theme
+ * whose text and method badges meet WCAG AA contrast, targets of at least 24 px, and a name on the buttons Scalar
+ * leaves without one (its code-block copy buttons).
+ */
+
+/** Scalar's light palette, darkened where its greys and method colours fall under 4.5:1 on its backgrounds. */
+const ACCESSIBLE_CSS = `
+.light-mode {
+  --scalar-color-2: #555555;
+  --scalar-color-3: #5f5f5f;
+  --scalar-color-accent: #0059b3;
+  --scalar-color-green: #04704b;
+  --scalar-color-red: #b00004;
+  --scalar-color-yellow: #7a5c00;
+  --scalar-color-blue: #005c99;
+  --scalar-color-orange: #a33a00;
+  --scalar-color-purple: #4a03bd;
+  --scalar-color-query: #005c60;
+  --scalar-sidebar-color-2: #555555;
+  --scalar-sidebar-search-color: #5f5f5f;
+}
+/* The copy buttons and the sidebar's expand toggles (22 px by default). */
+.scalar-app .scalar-code-copy,
+.scalar-app .t-doc__sidebar button[aria-expanded] {
+  min-width: 24px;
+  min-height: 24px;
+}
+`;
+
+/**
+ * Runs in the page once Scalar has rendered (Scalar serializes this function into its page: it must stand alone).
+ * Names the icon-only buttons Scalar renders without a name, now and as it renders more.
+ */
+const nameUnnamedButtons = () => {
+  const name = () => {
+    document.querySelectorAll('button.scalar-code-copy:not([aria-label])').forEach((button) => {
+      button.setAttribute('aria-label', 'Copy code');
+    });
+  };
+  name();
+  new MutationObserver(name).observe(document.body, { childList: true, subtree: true });
+};
+
+export const API_REFERENCE_CONFIGURATION = {
+  title: 'sealpay API reference',
+  pageTitle: 'sealpay API reference',
+  // No fonts from Scalar's CDN: the page's CSP allows nothing remote.
+  withDefaultFonts: false,
+  localization: { locale: 'en' },
+  forceDarkModeState: 'light' as const,
+  hideDarkModeToggle: true,
+  customCss: ACCESSIBLE_CSS,
+  // Scalar's hosted AI agent and MCP links (offered on localhost) call out to Scalar's services: not here.
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  onLoaded: nameUnnamedButtons,
+};
+
+/** Scalar's page has no `lang`: it is English. */
+export function withPageLanguage(payload: unknown): unknown {
+  return typeof payload === 'string' && payload.startsWith('<!doctype html>')
+    ? payload.replace('<html>', '<html lang="en">')
+    : payload;
+}
