@@ -32,8 +32,16 @@ export function flowOf(tx: Pick<Transaction, 'type' | 'direction'>): Flow {
   }
 }
 
-/** What happened, in a few plain words ("Received", "Letter claimed"). */
-export function typeWords(tx: Pick<Transaction, 'type' | 'direction'>): string {
+/**
+ * Money that left the wallet in a transaction sealpay did not send (with an exported key, or by an external
+ * wallet's owner): the chain follower saw it and recorded it so the balance still adds up.
+ */
+export function sentOutside(tx: Pick<Transaction, 'metadata'>): boolean {
+  return tx.metadata?.sentOutside === true;
+}
+
+/** What happened, in a few plain words ("Received", "Letter claimed", "Sent outside sealpay"). */
+export function typeWords(tx: Pick<Transaction, 'type' | 'direction' | 'metadata'>): string {
   switch (tx.type) {
     case 'FUND':
       return 'Test money added';
@@ -42,7 +50,8 @@ export function typeWords(tx: Pick<Transaction, 'type' | 'direction'>): string {
     case 'REDEEM':
       return 'Made public';
     case 'TRANSFER':
-      return tx.direction === 'in' ? 'Received' : 'Sent';
+      if (tx.direction === 'in') return 'Received';
+      return sentOutside(tx) ? 'Sent outside sealpay' : 'Sent';
     case 'LETTER_ESCROW':
       return 'Letter sent';
     case 'LETTER_CLAIM':
@@ -55,7 +64,7 @@ export function typeWords(tx: Pick<Transaction, 'type' | 'direction'>): string {
 }
 
 /** A longer sentence for the details view. */
-export function typeExplained(tx: Pick<Transaction, 'type' | 'direction'>): string {
+export function typeExplained(tx: Pick<Transaction, 'type' | 'direction' | 'metadata'>): string {
   switch (tx.type) {
     case 'FUND':
       return 'Test money from the sandbox faucet, paid into this wallet as public STABLE.';
@@ -64,8 +73,10 @@ export function typeExplained(tx: Pick<Transaction, 'type' | 'direction'>): stri
     case 'REDEEM':
       return 'Private cSTABLE turned back into public STABLE in the same wallet, one for one.';
     case 'TRANSFER':
-      return tx.direction === 'in'
-        ? 'Money another address sent to this wallet.'
+      if (tx.direction === 'in') return 'Money another address sent to this wallet.';
+      return sentOutside(tx)
+        ? 'Money sent outside sealpay: it left this wallet in a transaction sealpay did not send (with an exported ' +
+            'key, or from the wallet app that holds its key), seen on the chain and recorded here.'
         : 'Money this wallet sent to another address.';
     case 'LETTER_ESCROW':
       return 'The amount of a letter of value, held in escrow until someone claims it or it is voided.';
