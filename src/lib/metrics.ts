@@ -20,6 +20,29 @@ export interface ServiceMetrics {
   readonly encryptedAmounts: Counter;
   /** Legs per confidential transfer batch sent (a lone transfer is not a batch). */
   readonly batchSize: Histogram;
+  /** The worker's chain transactions (docs/ARCHITECTURE.md, "Fees, replacement and confirmations"). */
+  readonly chain: {
+    /** Replacements signed: the same nonce and call at higher fees. */
+    readonly replacements: Counter;
+    /** Broadcasts the node refused for their price alone (signed again higher, never FAILED). */
+    readonly priceRefusals: Counter;
+    /** Times a transaction had to wait at `MAX_FEE_PER_GAS_GWEI`: no higher replacement allowed. */
+    readonly feeCapWaits: Counter;
+    /** Attempts broadcast again because the provider no longer knew them (dropped from its pool). */
+    readonly rebroadcasts: Counter;
+    /** Mined transactions whose block was reorganized away before their confirmations. */
+    readonly reorgs: Counter;
+    /** Confirmed transactions whose block was reorganized away after their confirmations (deeper than them). */
+    readonly deepReorgs: Counter;
+  };
+  /**
+   * Per JSON-RPC provider (`provider`: position in RPC_URL, `host`): requests by method, failures by reason
+   * (`rate_limited`, `http_error`, `timeout`, `connection`), latency, and whether it is in line (0 while set aside).
+   */
+  readonly rpcRequests: Counter<'provider' | 'host' | 'method'>;
+  readonly rpcErrors: Counter<'provider' | 'host' | 'reason'>;
+  readonly rpcDuration: Histogram<'provider' | 'host'>;
+  readonly rpcAvailable: Gauge<'provider' | 'host'>;
 }
 
 /**
@@ -47,6 +70,63 @@ export function createServiceMetrics(
       name: 'sealpay_transfer_batch_size',
       help: 'Legs per confidential transfer batch (one transaction, one input proof)',
       buckets: [2, 4, 8, 16, 24, 32],
+      registers: [registry],
+    }),
+    chain: {
+      replacements: new Counter({
+        name: 'sealpay_chain_replacements_total',
+        help: 'Chain transactions replaced at the same nonce with higher fees (stuck or refused for their price)',
+        registers: [registry],
+      }),
+      priceRefusals: new Counter({
+        name: 'sealpay_chain_price_refusals_total',
+        help: 'Broadcasts refused for their price alone (fee cap below the base fee, underpriced): signed again higher',
+        registers: [registry],
+      }),
+      feeCapWaits: new Counter({
+        name: 'sealpay_chain_fee_cap_waits_total',
+        help: 'Times a transaction needed a replacement above MAX_FEE_PER_GAS_GWEI and waits at the cap instead',
+        registers: [registry],
+      }),
+      rebroadcasts: new Counter({
+        name: 'sealpay_chain_rebroadcasts_total',
+        help: 'Pending transactions the provider no longer knew (dropped), broadcast again',
+        registers: [registry],
+      }),
+      reorgs: new Counter({
+        name: 'sealpay_chain_reorgs_total',
+        help: 'Mined transactions whose block was reorganized away before they had CONFIRMATIONS blocks',
+        registers: [registry],
+      }),
+      deepReorgs: new Counter({
+        name: 'sealpay_chain_deep_reorgs_total',
+        help: 'Confirmed transactions whose block was reorganized away after CONFIRMATIONS blocks (needs review)',
+        registers: [registry],
+      }),
+    },
+    rpcRequests: new Counter({
+      name: 'sealpay_rpc_requests_total',
+      help: 'JSON-RPC requests sent to each provider, by method (failed ones included)',
+      labelNames: ['provider', 'host', 'method'] as const,
+      registers: [registry],
+    }),
+    rpcErrors: new Counter({
+      name: 'sealpay_rpc_errors_total',
+      help: "JSON-RPC requests a provider failed (not a node's own error answer), by reason",
+      labelNames: ['provider', 'host', 'reason'] as const,
+      registers: [registry],
+    }),
+    rpcDuration: new Histogram({
+      name: 'sealpay_rpc_request_duration_seconds',
+      help: 'JSON-RPC request latency per provider',
+      labelNames: ['provider', 'host'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    rpcAvailable: new Gauge({
+      name: 'sealpay_rpc_provider_available',
+      help: 'Whether a JSON-RPC provider is in line (1) or set aside after failing (0)',
+      labelNames: ['provider', 'host'] as const,
       registers: [registry],
     }),
   };

@@ -4,6 +4,7 @@ export * from './list-totals.ts';
 export * from './operations.ts';
 export * from './recovery.ts';
 export * from './security.ts';
+export * from './test-clock.ts';
 export * from './transactions.ts';
 export * from './wallets.ts';
 export * from './webhooks.ts';

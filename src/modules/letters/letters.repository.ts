@@ -95,9 +95,28 @@ async function changeLetter(
       .where(guard)
       .returning();
     const type = row ? letterEventOf(before.status, row.status) : null;
-    if (row && type) await recordEvent(tx, { userId: row.userId, type, kind: 'letter', row });
+    if (row && type) {
+      const related = async (db: DbOrTx) => [...(await legTransactions(db, [row])).values()];
+      await recordEvent(tx, { userId: row.userId, type, kind: 'letter', row, related });
+    }
     return row;
   });
+}
+
+/** Whether a claim of the letter has failed before (a sandbox magic amount fails only the first claim). */
+export async function hasFailedClaim(db: DbOrTx, letterId: string): Promise<boolean> {
+  const [found] = await db
+    .select({ id: transactions.id })
+    .from(transactions)
+    .where(
+      and(
+        eq(transactions.type, 'LETTER_CLAIM'),
+        eq(transactions.status, 'FAILED'),
+        sql`${transactions.metadata}->>'letterId' = ${letterId}`,
+      ),
+    )
+    .limit(1);
+  return found !== undefined;
 }
 
 /** Guarded letter update: applies only while the letter is in one of `from`. */
