@@ -14,7 +14,7 @@ import type { Transaction } from './types.ts';
 export type Flow = 'in' | 'out' | 'convert' | 'none';
 
 /** What the views read of a transaction's kind; `status` when known (a FAILED one moved nothing). */
-type Kind = Pick<Transaction, 'type' | 'direction'> & Partial<Pick<Transaction, 'status'>>;
+type Kind = Pick<Transaction, 'type' | 'direction'> & Partial<Pick<Transaction, 'status' | 'metadata'>>;
 
 type TxFacts = Pick<
   Transaction,
@@ -69,7 +69,15 @@ export function flowOf(tx: Kind): Flow {
   }
 }
 
-/** What happened, in a few plain words ("Received", "Letter claimed"). */
+/**
+ * Money that left the wallet in a transaction sealpay did not send (with an exported key, or by an external
+ * wallet's owner): the chain follower saw it and recorded it so the balance still adds up.
+ */
+export function sentOutside(tx: Partial<Pick<Transaction, 'metadata'>>): boolean {
+  return tx.metadata?.sentOutside === true;
+}
+
+/** What happened, in a few plain words ("Received", "Letter claimed", "Sent outside sealpay"). */
 export function typeWords(tx: Kind): string {
   if (failed(tx)) return NOT_DONE[tx.type] ?? 'Not done';
   switch (tx.type) {
@@ -80,7 +88,8 @@ export function typeWords(tx: Kind): string {
     case 'REDEEM':
       return 'Made public';
     case 'TRANSFER':
-      return tx.direction === 'in' ? 'Received' : 'Sent';
+      if (tx.direction === 'in') return 'Received';
+      return sentOutside(tx) ? 'Sent outside sealpay' : 'Sent';
     case 'LETTER_ESCROW':
       return 'Letter sent';
     case 'LETTER_CLAIM':
@@ -103,8 +112,10 @@ export function typeExplained(tx: Kind): string {
     case 'REDEEM':
       return 'Private cSTABLE turned back into public STABLE in the same wallet, one for one.';
     case 'TRANSFER':
-      return tx.direction === 'in'
-        ? 'Money another address sent to this wallet.'
+      if (tx.direction === 'in') return 'Money another address sent to this wallet.';
+      return sentOutside(tx)
+        ? 'Money sent outside sealpay: it left this wallet in a transaction sealpay did not send (with an exported ' +
+            'key, or from the wallet app that holds its key), seen on the chain and recorded here.'
         : 'Money this wallet sent to another address.';
     case 'LETTER_ESCROW':
       return 'The amount of a letter of value, held in escrow until someone claims it or it is voided.';

@@ -9,7 +9,13 @@ import {
   type TestContext,
   waitForStatus,
 } from '../../../test/harness.ts';
-import { transactions, type WalletRow, wallets } from '../../db/schema/index.ts';
+import {
+  chainSubmissionAttempts,
+  chainSubmissions,
+  transactions,
+  type WalletRow,
+  wallets,
+} from '../../db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';
 import { insertTransaction } from '../transactions/transactions.repository.ts';
 import { openWalletKey } from '../wallets/custody.ts';
@@ -238,5 +244,64 @@ describe('money received', () => {
       .where(and(eq(transactions.txHash, hash), eq(transactions.direction, 'out')));
     if (!recorded) throw new Error('no outflow row');
     await expect(insertTransaction(ctx.deps.database.db, { ...recorded, id: newId() })).rejects.toThrow();
+  });
+
+  it('records nothing as sent outside for a transaction mined under an earlier attempt of a service submission', async () => {
+    // A fee replacement leaves the submission's hash at the latest attempt until one is mined: the chain may mine
+    // an earlier one. Here the "earlier attempt" is a transfer signed with Alice's key, stored as the service's.
+    await stopFollower();
+    const network = ctx.deps.network;
+    if (!network) throw new Error('no chain');
+    const { db } = ctx.deps.database;
+    const [row] = await db.select().from(wallets).where(eq(wallets.id, aliceWallet.id));
+    const account = privateKeyToAccount(openWalletKey(ctx.deps.keyring, row as WalletRow));
+    const signer = createWalletClient({
+      account,
+      chain: network.chain,
+      transport: custom({ request: (args) => (network.rpc as NonNullable<typeof network.rpc>)(args) }),
+    });
+    const nonce = await network.publicClient.getTransactionCount({
+      address: account.address,
+      blockTag: 'pending',
+    });
+    const hash = await signer.writeContract({
+      address: network.contracts.stablecoin,
+      abi: erc20Abi,
+      functionName: 'transfer',
+      args: [carolExternal.address, 1_000_000n],
+      nonce,
+    });
+    const tx = await insertTransaction(db, {
+      id: newId(),
+      userId: alice.userId,
+      walletId: aliceWallet.id,
+      type: 'TRANSFER',
+      // Not for the worker to drive: the row only stands for the service's intent.
+      status: 'CONFIRMED',
+      chainId: network.chainId,
+      amount: '1000000',
+      token: 'STABLE',
+    });
+    const submissionId = newId();
+    const latest = `0x${'ab'.repeat(32)}` as const;
+    await db.insert(chainSubmissions).values({
+      id: submissionId,
+      transactionId: tx.id,
+      purpose: 'transfer',
+      fromAddress: account.address,
+      nonce: 1_000_000 + nonce,
+      rawTx: '0x00',
+      txHash: latest,
+      status: 'SIGNED',
+    });
+    await db.insert(chainSubmissionAttempts).values([
+      { id: newId(), submissionId, rawTx: '0x00', txHash: hash },
+      { id: newId(), submissionId, rawTx: '0x00', txHash: latest },
+    ]);
+    await network.publicClient.waitForTransactionReceipt({ hash });
+    stopFollower = startFollower(ctx.deps, silent);
+    await caughtUp();
+    const outside = (await list(alice)).filter((item) => item.txHash === hash);
+    expect(outside).toEqual([]);
   });
 });

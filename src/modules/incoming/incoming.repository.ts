@@ -3,6 +3,7 @@ import type { Address, Hex } from 'viem';
 import type { DbOrTx } from '../../db/client.ts';
 import {
   chainCursors,
+  chainSubmissionAttempts,
   chainSubmissions,
   transactions,
   type WalletRow,
@@ -57,7 +58,8 @@ export function walletsAt(db: DbOrTx, addresses: Address[]): Promise<WalletRow[]
  * What the service itself sent among these chain transactions: `own` holds `{txHash}:{walletId}` for each row it
  * sent one for (a mint, a faucet payment, a redeem's payout, a letter's claim or refund already has its row
  * there), `movedNothing` the hashes of rows that FAILED (a confidential transfer of an encrypted zero), and
- * `submitted` every hash the service signed (whatever it moved out of a wallet, a row of the service says so).
+ * `submitted` every hash the service signed, each attempt's (whatever it moved out of a wallet, a row of the service
+ * says so).
  * A batch of transfers is stored under its first leg but carries every leg's transfer, each between two other
  * wallets: it says nothing of the first leg's wallet as a recipient, so it is left out of `own` and `movedNothing`.
  */
@@ -66,21 +68,28 @@ export async function sentByService(
   txHashes: Hex[],
 ): Promise<{ own: Set<string>; movedNothing: Set<string>; submitted: Set<string> }> {
   if (txHashes.length === 0) return { own: new Set(), movedNothing: new Set(), submitted: new Set() };
-  const found = await db
-    .select({
-      txHash: chainSubmissions.txHash,
-      purpose: chainSubmissions.purpose,
-      walletId: transactions.walletId,
-      status: transactions.status,
-    })
-    .from(chainSubmissions)
-    .innerJoin(transactions, eq(transactions.id, chainSubmissions.transactionId))
-    .where(
-      inArray(
-        sql`lower(${chainSubmissions.txHash})`,
-        txHashes.map((hash) => hash.toLowerCase()),
-      ),
-    );
+  const lowered = txHashes.map((hash) => hash.toLowerCase());
+  const columns = {
+    purpose: chainSubmissions.purpose,
+    walletId: transactions.walletId,
+    status: transactions.status,
+  };
+  // A submission's hash is its latest attempt's until one is mined: an earlier attempt (a replacement at a higher
+  // fee left it behind) may be the one the chain mined, so every attempt's hash counts as the service's.
+  const [latest, attempts] = await Promise.all([
+    db
+      .select({ txHash: chainSubmissions.txHash, ...columns })
+      .from(chainSubmissions)
+      .innerJoin(transactions, eq(transactions.id, chainSubmissions.transactionId))
+      .where(inArray(sql`lower(${chainSubmissions.txHash})`, lowered)),
+    db
+      .select({ txHash: chainSubmissionAttempts.txHash, ...columns })
+      .from(chainSubmissionAttempts)
+      .innerJoin(chainSubmissions, eq(chainSubmissions.id, chainSubmissionAttempts.submissionId))
+      .innerJoin(transactions, eq(transactions.id, chainSubmissions.transactionId))
+      .where(inArray(sql`lower(${chainSubmissionAttempts.txHash})`, lowered)),
+  ]);
+  const found = [...latest, ...attempts];
   const single = found.filter((row) => row.purpose !== BATCH_PURPOSE);
   return {
     own: new Set(single.map((row) => `${row.txHash.toLowerCase()}:${row.walletId}`)),

@@ -357,5 +357,5 @@ describe('reconcile', () => {
     expect(printed.wallets).toContainEqual(
       expect.objectContaining({ walletId: bobWallet.id, asset: 'cSTABLE', difference: '-1.00' }),
     );
-  });
+  }, 300_000);
 });

@@ -20,20 +20,28 @@ export const Transaction = Type.Object(
         description:
           'Money received is recorded too: `TRANSFER` with `direction: "in"` (a confidential transfer in, token ' +
           "`cSTABLE`, or a public one, token `STABLE`), `LETTER_CLAIM` (the claimant's wallet) and `LETTER_REFUND` " +
-          "(the sender's wallet)",
+          '(the sender\'s wallet). So is money sent outside the API: a `TRANSFER` with `direction: "out"`, ' +
+          '`CONFIRMED`, `metadata.sentOutside: true`, seen on chain leaving a wallet in a transaction the service did ' +
+          "not send (moved with an exported key, or by an external wallet's owner): `toAddress` and `counterparty` " +
+          "the recipient, `amount` exact for `STABLE`, decrypted for a custodial wallet's `cSTABLE`, null for an " +
+          "external wallet's `cSTABLE`",
       },
     ),
     direction: Type.Union(
       TRANSACTION_DIRECTIONS.map((value) => Type.Literal(value)),
-      { description: '`in`: money the wallet received; `out`: money it sent or an operation it asked for' },
+      {
+        description:
+          '`in`: money the wallet received; `out`: money it sent or an operation it asked for, including a ' +
+          '`TRANSFER` sent outside sealpay (`metadata.sentOutside`)',
+      },
     ),
     status: Type.Union(TRANSACTION_STATUSES.map((value) => Type.Literal(value))),
     chainId: Type.Integer(),
     amount: Nullable(
       Type.String({
         description:
-          'Decimal, human units; null for a confidential amount received by an external wallet (the service ' +
-          'holds no key to decrypt it)',
+          'Decimal, human units; null for a confidential amount received or sent outside sealpay by an external ' +
+          'wallet (the service holds no key to decrypt it)',
       }),
     ),
     token: Type.String(),

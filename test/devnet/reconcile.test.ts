@@ -1,0 +1,104 @@
+/**
+ * Reconciliation on the devnet (a real `sealpay devnet` process over JSON-RPC: the production code path), with the
+ * worker and the follower in this process, on PostgreSQL under `npm run test:pg` (PGlite otherwise): after funds,
+ * a mint, transfers between wallets, a letter claimed and a redeem, 0 differences, every custodial wallet listed.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFollower } from '../../src/modules/incoming/follower.service.ts';
+import { readCursor } from '../../src/modules/incoming/incoming.repository.ts';
+import { formatReconcile } from '../../src/modules/reconcile/reconcile.cli.ts';
+import { reconcile } from '../../src/modules/reconcile/reconcile.service.ts';
+import {
+  freshDataDir,
+  kill9,
+  LOAD_ENV,
+  readDevnetEnv,
+  type ServiceProcess,
+  spawnService,
+  waitForOutput,
+} from '../faults/service.ts';
+import { type Caller, createTestContext, signup, type TestContext, waitForStatus } from '../harness.ts';
+
+let devnet: ServiceProcess | undefined;
+let ctx: TestContext;
+let stopFollower: (() => Promise<void>) | undefined;
+const silent = { info: () => {}, warn: () => {}, error: () => {} };
+
+async function post(caller: Caller, url: string, payload: object) {
+  return ctx.app.inject({ method: 'POST', url: `/api/v1${url}`, headers: caller.headers, payload });
+}
+
+async function settledPost(caller: Caller, url: string, payload: object) {
+  const response = await post(caller, url, payload);
+  expect(response.statusCode).toBe(201);
+  return waitForStatus(ctx.app, caller.headers, response.json().data.transaction.id);
+}
+
+beforeAll(async () => {
+  const dataDir = freshDataDir('sealpay-reconcile-devnet-');
+  devnet = await spawnService({ command: 'devnet', dataDir });
+  await waitForOutput(devnet, /sealpay devnet: JSON-RPC/, 180_000);
+  ctx = await createTestContext({
+    worker: true,
+    env: {
+      ...LOAD_ENV,
+      ...readDevnetEnv(dataDir),
+      MASTER_KEY: randomBytes(32).toString('hex'),
+      FOLLOWER_POLL_MS: '50',
+    },
+  });
+  stopFollower = startFollower(ctx.deps, silent);
+}, 300_000);
+afterAll(async () => {
+  await stopFollower?.();
+  await ctx?.close();
+  if (devnet) await kill9(devnet);
+});
+
+describe('reconcile on the devnet', () => {
+  it('finds no difference after funds, a mint, transfers, a letter and a redeem', async () => {
+    const [alice, bob] = [await signup(ctx.app), await signup(ctx.app)];
+    const aliceWallet = (await post(alice, '/wallets', { type: 'CUSTODIAL' })).json().data.wallet;
+    const bobWallet = (await post(bob, '/wallets', { type: 'CUSTODIAL' })).json().data.wallet;
+    await settledPost(alice, '/fund', { walletId: aliceWallet.id, amount: '50' });
+    await settledPost(alice, '/mint', { walletId: aliceWallet.id, amount: '30' });
+    for (const amount of ['2', '3']) {
+      await settledPost(alice, '/transfer', { walletId: aliceWallet.id, to: bobWallet.address, amount });
+    }
+    const created = await post(alice, '/transfer/letter', {
+      walletId: aliceWallet.id,
+      amount: '4',
+      recipient: {
+        name: 'Bob',
+        address: { line1: '1 Main St', city: 'Springfield', region: 'IL', country: 'US' },
+      },
+    });
+    expect(created.statusCode).toBe(201);
+    const claim = await post(bob, '/transfer/letter/claim', {
+      claimCode: created.json().data.letter.claimCode,
+      walletId: bobWallet.id,
+    });
+    expect(claim.statusCode).toBe(200);
+    await settledPost(alice, '/redeem', { walletId: aliceWallet.id, amount: '1' });
+    const network = ctx.deps.network;
+    if (!network) throw new Error('no chain');
+    const head = await network.publicClient.getBlockNumber({ cacheTime: 0 });
+    while (((await readCursor(ctx.deps.database.db, network.chainId)) ?? -1n) < head) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+
+    const report = await reconcile(ctx.deps);
+    expect(report.differences, formatReconcile(report)).toBe(0);
+    expect(report.wallets.map((check) => `${check.walletId}:${check.asset}:${check.chain}`).sort()).toEqual(
+      [
+        `${aliceWallet.id}:STABLE:21.00`,
+        `${aliceWallet.id}:cSTABLE:20.00`,
+        `${bobWallet.id}:STABLE:0.00`,
+        `${bobWallet.id}:cSTABLE:9.00`,
+      ].sort(),
+    );
+    expect(report.vault.difference).toBe('0.00');
+    expect(report.operator.daysLeft).toBeGreaterThan(0);
+  }, 300_000);
+});
