@@ -4,6 +4,7 @@
 import { and, eq, inArray, isNotNull, notInArray, or, sql } from 'drizzle-orm';
 import type { Address, Hex } from 'viem';
 import type { DbOrTx } from '../db/client.ts';
+import { serviceNow } from '../db/schema/columns.ts';
 import {
   addressNonces,
   chainSubmissions,
@@ -111,7 +112,7 @@ export async function allocateNonce(db: DbOrTx, address: Address, chainNonce: nu
       target: addressNonces.address,
       set: {
         nextNonce: sql`greatest(${addressNonces.nextNonce}, ${chainNonce}) + 1`,
-        updatedAt: new Date(),
+        updatedAt: serviceNow,
       },
     })
     .returning({ next: addressNonces.nextNonce });
@@ -149,7 +150,7 @@ export async function recordReceipt(
 ): Promise<void> {
   await db
     .update(chainSubmissions)
-    .set({ ...receipt, updatedAt: new Date() })
+    .set({ ...receipt, updatedAt: serviceNow })
     .where(eq(chainSubmissions.id, id));
 }
 

@@ -1,6 +1,7 @@
 import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Address, Hex } from 'viem';
 import type { DbOrTx } from '../../db/client.ts';
+import { serviceNow } from '../../db/schema/columns.ts';
 import {
   chainCursors,
   chainSubmissions,
@@ -34,7 +35,7 @@ export async function advanceCursor(db: DbOrTx, chainId: number, from: bigint, t
   if (!locked || locked.lastBlock !== from) return false;
   await db
     .update(chainCursors)
-    .set({ lastBlock: to, updatedAt: new Date() })
+    .set({ lastBlock: to, updatedAt: serviceNow })
     .where(eq(chainCursors.chainId, chainId));
   return true;
 }
