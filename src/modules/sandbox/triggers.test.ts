@@ -7,6 +7,7 @@ import {
   type Caller,
   createTestContext,
   errorOf,
+  sessionCookieOf,
   signup,
   type TestContext,
   waitForStatus,
@@ -246,6 +247,12 @@ describe('the test clock expires a letter', () => {
     );
     expect(moved.statusCode).toBe(200);
     expect(Date.parse(moved.json().data.now)).toBeGreaterThan(Date.parse(letter.expiresAt));
+    // A day on, the sessions have ended too (24 hours): both log in again.
+    expect(errorOf(await get(recipient, '/me'))).toMatchObject({ status: 401, code: 'session_expired' });
+    for (const caller of [sender, recipient]) {
+      const login = await post(null, '/auth/login', { email: caller.email, password: caller.password });
+      caller.headers = { cookie: sessionCookieOf(login.headers['set-cookie']) };
+    }
     expect(errorOf(await claim(letter.claimCode))).toMatchObject({ status: 410, code: 'letter_expired' });
     const refunded = await until(
       'the refund',
