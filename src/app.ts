@@ -173,7 +173,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
   const loginExtensions: LoginExtensions = { secondFactor: (user) => totpSecondFactor(deps, user) };
   await app.register(
     async (api) => {
-      const typed = api as unknown as App;
+      const typed: App = api;
       installAuth(typed, deps, { apiKey: resolveApiKey, session: resolveSession });
       registerSandboxRoutes(typed, deps);
       registerAccountRoutes(typed, deps, loginExtensions);
@@ -214,7 +214,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
   });
 
   await registerRpcRoute(app, deps);
-  await registerWebRoutes(app as unknown as App, deps);
+  await registerWebRoutes(app, deps);
 
   app.get('/healthz', { schema: { hide: true } }, async () => ok({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
@@ -242,5 +242,5 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
   app.addHook('onClose', async () => {
     metrics.clear();
   });
-  return app as unknown as App;
+  return app;
 }

@@ -55,7 +55,8 @@ export interface Database {
 
 /** Runs raw SQL and returns its rows, on PGlite and PostgreSQL alike. */
 export async function rows<T>(db: DbOrTx, query: SQL): Promise<T[]> {
-  const result = (await db.execute(query)) as unknown as { rows: T[] };
+  // Both drivers answer `{rows}` (node-postgres' QueryResult, PGlite's Results); `Db` is typed over either.
+  const result = (await db.execute(query)) as { rows: T[] };
   return result.rows;
 }
 
@@ -139,7 +140,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
     // A dropped idle connection must not take the process down; the pool replaces it, and the log says so.
     pool.on('error', (error) => options.onPoolError?.(error));
-    const db = drizzlePg(pool, { schema }) as unknown as Db;
+    const db: Db = drizzlePg(pool, { schema });
     return {
       db,
       kind: 'postgres',
@@ -157,7 +158,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
           try {
             await client.query('select pg_advisory_lock(hashtextextended($1, 0))', [key]);
             try {
-              return await work(drizzlePg(client, { schema }) as unknown as Db);
+              return await work(drizzlePg(client, { schema }));
             } finally {
               await client
                 .query('select pg_advisory_unlock(hashtextextended($1, 0))', [key])
@@ -230,7 +231,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   }
   // Drizzle's pglite driver calls only `query` and `transaction`, which the thread's client has.
   const driverClient = client as unknown as PGlite;
-  const db = drizzlePglite(driverClient, { schema }) as unknown as Db;
+  const db: Db = drizzlePglite(driverClient, { schema });
   return {
     db,
     kind: 'pglite',

@@ -4,7 +4,7 @@
  * forget it): the event commits with the change or not at all. One delivery row per subscribed endpoint is queued
  * with it; the worker sends them (src/modules/webhooks/delivery.service.ts).
  */
-import { and, eq, type SQL, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, type InferSelectModel, type SQL, sql, type Table } from 'drizzle-orm';
 import { newId } from '../lib/ids.ts';
 import type { DbOrTx } from './client.ts';
 import {
@@ -32,11 +32,37 @@ export function snapshotOf(row: object): Record<string, unknown> {
   return snapshot;
 }
 
+/**
+ * A row again from its snapshot (`snapshotOf`), typed by its table: dates and bigints revived by the column's type, a
+ * column left out (a secret) null.
+ */
+export function rowOf<T extends Table>(table: T, snapshot: Record<string, unknown>): InferSelectModel<T> {
+  const row: Record<string, unknown> = {};
+  for (const [key, column] of Object.entries(getTableColumns(table))) {
+    const value = snapshot[key] ?? null;
+    row[key] =
+      value === null
+        ? null
+        : column.dataType === 'date'
+          ? new Date(String(value))
+          : column.dataType === 'bigint'
+            ? BigInt(String(value))
+            : value;
+  }
+  // A boundary: JSON the database kept, typed by the table it was written from (each column revived above).
+  return row as InferSelectModel<T>;
+}
+
 export interface NewEvent {
   userId: string;
   type: WebhookEventType;
   kind: WebhookResourceKind;
   row: object;
+  /**
+   * The rows the resource's view shows beside it (a letter's leg transactions), read in the same database
+   * transaction only when an endpoint wants the event.
+   */
+  related?: (db: DbOrTx) => Promise<readonly object[]>;
   /** Only this endpoint (a test event); otherwise every enabled endpoint of the account subscribed to `type`. */
   endpointId?: string;
 }
@@ -81,6 +107,7 @@ export async function recordEvent(db: DbOrTx, event: NewEvent): Promise<string[]
       type: event.type,
       resourceKind: event.kind,
       resource: snapshotOf(event.row),
+      related: event.related ? (await event.related(db)).map(snapshotOf) : [],
     })
     .returning({ id: webhookEvents.id, seq: webhookEvents.seq });
   if (!written) throw new Error('insert into webhook_events returned no row');

@@ -109,7 +109,11 @@ function envelopeOf(error: AppError): {
     code: error.code,
     message: error.message,
   };
-  if (error.details !== undefined) body.details = error.details;
+  // A stated `retryable` goes in `details`, where the interface shows it (`receipt_unavailable`: `{status, retryable}`).
+  const details = error.statesRetryable
+    ? { ...(error.details as Record<string, unknown> | undefined), retryable: error.retryable }
+    : error.details;
+  if (details !== undefined) body.details = details;
   return { ok: false, error: body };
 }
 

@@ -112,13 +112,26 @@ export interface AppErrorOptions {
   /** Overrides the code's usual status where the interface names two (e.g. `invalid_totp_code` is 401 at login). */
   status?: number;
   details?: unknown;
+  /**
+   * Whether the same request may succeed later, unchanged, stated to the client: the envelope then carries it as
+   * `details.retryable` (the interface's `receipt_unavailable`; the mail route's provider failures). Left out, the
+   * error says nothing and `retryable` follows the status (`RETRYABLE_STATUSES`).
+   */
+  retryable?: boolean;
   cause?: unknown;
 }
+
+/** Statuses after which the same request may succeed later, unchanged (the client's default, clients/typescript). */
+const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 429, 500, 503]);
 
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly details: unknown;
+  /** Whether the same request may succeed later: as stated (`AppErrorOptions.retryable`), else by status. */
+  readonly retryable: boolean;
+  /** Whether `retryable` was stated, so that the envelope shows it (`details.retryable`). */
+  readonly statesRetryable: boolean;
 
   constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -126,6 +139,8 @@ export class AppError extends Error {
     this.code = code;
     this.status = options.status ?? statusOf(code);
     this.details = options.details;
+    this.statesRetryable = options.retryable !== undefined;
+    this.retryable = options.retryable ?? RETRYABLE_STATUSES.has(this.status);
   }
 }
 

@@ -2,6 +2,7 @@ import type { TransactionRow, TransactionType } from '../db/schema/index.ts';
 import type { Deps, OperationContext } from '../deps.ts';
 import { newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
+import { checkFinality, FINALITY_CHECK_MS } from './finality.ts';
 import {
   findTransactionById,
   leaseDueRows,
@@ -12,7 +13,7 @@ import {
 import { hasSandboxPreflight, SandboxFault, sandboxPreflight } from './sandbox-faults.ts';
 import { fail } from './steps.ts';
 import { hasValueMovingSubmission } from './submissions.repository.ts';
-import { PreflightError, RevertedError } from './submissions.ts';
+import { AwaitingChain, PreflightError, RevertedError } from './submissions.ts';
 
 const MAX_BACKOFF_MS = 60_000;
 const HOUR_MS = 3_600_000;
@@ -41,7 +42,7 @@ export function claimRow(deps: Deps, id: string, owner: string): Promise<Transac
  * FAILED is written only when nothing moved.
  */
 export async function processRow(deps: Deps, row: TransactionRow, logger: Logger): Promise<void> {
-  const ctx = operationContext(deps);
+  const ctx = operationContext(deps, logger);
   const { db } = deps.database;
   const renewal = renewLeases(deps, [row], logger);
   try {
@@ -55,10 +56,10 @@ export async function processRow(deps: Deps, row: TransactionRow, logger: Logger
   }
 }
 
-function operationContext(deps: Deps): OperationContext {
+function operationContext(deps: Deps, logger: Logger): OperationContext {
   const network = deps.network;
   if (!network) throw new Error('the worker needs the chain');
-  return { deps, network };
+  return { deps, network, logger };
 }
 
 /**
@@ -90,7 +91,7 @@ export async function processBatch(deps: Deps, claimed: TransactionRow[], logger
     await Promise.all(rows.map((row) => processRow(deps, row, logger)));
     return;
   }
-  const ctx = operationContext(deps);
+  const ctx = operationContext(deps, logger);
   const renewal = renewLeases(deps, rows, logger);
   let alone: TransactionRow[] = [];
   try {
@@ -115,6 +116,16 @@ async function recover(ctx: OperationContext, row: TransactionRow, error: unknow
   const { deps } = ctx;
   const { db } = deps.database;
   const operation = deps.operations[row.type];
+  if (error instanceof AwaitingChain) {
+    // Not a fault: the chain is not there yet (confirmations, a replacement to sign). No attempt is counted.
+    await updateLeased(db, [row], {
+      nextAttemptAt: new Date(deps.clock.now().getTime() + error.retryInMs),
+      leaseOwner: null,
+      leaseUntil: null,
+    });
+    if (error.retryInMs === 0) deps.workSignal.notify('transactions');
+    return;
+  }
   {
     const nothingMoved = !(await hasValueMovingSubmission(db, row.id).catch(() => true));
     if (error instanceof RevertedError || (error instanceof PreflightError && nothingMoved)) {
@@ -220,6 +231,27 @@ async function collectBatches(
   await Promise.all(batches.map((batch) => processBatch(deps, batch, logger)));
 }
 
+/**
+ * Every `FINALITY_CHECK_MS`, a look for reorgs deeper than `CONFIRMATIONS` (`checkFinality`), one at a time;
+ * returns the stop.
+ */
+function watchFinality(deps: Deps, logger: Logger): () => Promise<void> {
+  let running: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = running.then(() =>
+      checkFinality(operationContext(deps, logger)).then(
+        () => undefined,
+        (error: unknown) => logger.warn({ err: error }, 'finality check failed; it runs again'),
+      ),
+    );
+  }, FINALITY_CHECK_MS);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+}
+
 /** The worker loop: claim, run up to `concurrency` rows at once, repeat; stops cleanly on demand. */
 export async function startWorker(deps: Deps, logger: Logger): Promise<() => Promise<void>> {
   const owner = `worker-${newId()}`;
@@ -296,9 +328,11 @@ export async function startWorker(deps: Deps, logger: Logger): Promise<() => Pro
     }
   })();
 
+  const finality = watchFinality(deps, logger);
   logger.info({ owner, concurrency }, 'worker started');
   return async () => {
     stopped = true;
+    await finality();
     wake?.();
     unsubscribe();
     await loop;

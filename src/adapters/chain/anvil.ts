@@ -172,7 +172,8 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilProcess> {
   // The guard (and anvil) must never keep the service's event loop alive, nor outlive it.
   child.unref();
   for (const stream of [child.stdin, child.stdout, child.stderr]) {
-    (stream as unknown as { unref?: () => void } | null)?.unref?.();
+    // A pipe is a socket at run time (it has `unref`), though typed as a plain stream.
+    if (stream && 'unref' in stream && typeof stream.unref === 'function') stream.unref();
   }
 
   let nextId = 1;

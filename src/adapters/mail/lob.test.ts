@@ -371,7 +371,8 @@ describe('Lob print provider', () => {
     await expect(provider.send(mailRequest())).rejects.toMatchObject({
       code: 'upstream_error',
       status: 502,
-      details: { retryable: true, providerStatus: 500 },
+      retryable: true,
+      details: { providerStatus: 500 },
     });
     // The retry with the same key then goes through.
     expect((await provider.send(mailRequest())).providerId).toMatch(/^ltr_/);
@@ -386,7 +387,8 @@ describe('Lob print provider', () => {
     expect(unreachable?.testMode).toBe(false);
     await expect(unreachable?.send(mailRequest())).rejects.toMatchObject({
       code: 'upstream_error',
-      details: { retryable: true },
+      retryable: true,
+      details: { provider: 'lob' },
     });
   });
 

@@ -106,7 +106,8 @@ export function createLobPrintProvider(options: LobPrintProviderOptions): PrintP
         'upstream_error',
         'The print provider could not be reached; the same request may be retried.',
         {
-          details: { provider: 'lob', retryable: true },
+          details: { provider: 'lob' },
+          retryable: true,
           cause: error,
         },
       );
@@ -144,19 +145,22 @@ export function createLobPrintProvider(options: LobPrintProviderOptions): PrintP
     }
     if (error.status === 429 || error.status >= 500) {
       throw new AppError('upstream_error', `The print provider failed: ${error.message}`, {
-        details: { ...details, retryable: true },
+        details,
+        retryable: true,
       });
     }
     if (letter) throw new AppError('postage_unavailable', error.message, { details });
     throw new AppError('upstream_error', `The print provider refused the request: ${error.message}`, {
-      details: { ...details, retryable: false },
+      details,
+      retryable: false,
     });
   }
 
   function resultOf(letter: LobLetter | null, requested: DeliveryMethod): MailResult {
     if (!letter || typeof letter.id !== 'string') {
       throw new AppError('upstream_error', 'The print provider answered without a letter.', {
-        details: { provider: 'lob', retryable: true },
+        details: { provider: 'lob' },
+        retryable: true,
       });
     }
     const created = letter.date_created ? new Date(letter.date_created) : null;

@@ -62,7 +62,7 @@ export interface PrintProvider {
   readonly testMode: boolean;
   /**
    * Idempotent per `idempotencyKey`. Throws `AppError`: `postage_unavailable` (422) when the provider rejects
-   * the letter (address, file, service); `upstream_error` (502, `details.retryable: true`) when it could not be
+   * the letter (address, file, service); `upstream_error` (502, `retryable: true`) when it could not be
    * reached or failed on its side, so the same key may be retried; `mail_provider_not_configured` (503) when
    * the service's own provider settings are missing or refused.
    */

@@ -1,6 +1,7 @@
 export * from './accounts.ts';
 export * from './letters.ts';
 export * from './list-totals.ts';
+export * from './operations.ts';
 export * from './recovery.ts';
 export * from './security.ts';
 export * from './test-clock.ts';

@@ -65,6 +65,11 @@ export const webhookEvents = pgTable(
     resourceKind: text('resource_kind').$type<WebhookResourceKind>().notNull(),
     /** The changed row as it was written (secrets left out), rendered as the API shows it when delivered. */
     resource: jsonb('resource').$type<Record<string, unknown>>().notNull(),
+    /**
+     * Rows the resource's view shows beside it, as they were when the event was written (a letter's leg
+     * transactions), so that the delivery renders the resource exactly as `GET` answered at that moment.
+     */
+    related: jsonb('related').$type<Record<string, unknown>[]>().notNull().default(sql`'[]'::jsonb`),
     createdAt: createdAt(),
   },
   (t) => [index('webhook_events_user_idx').on(t.userId, t.createdAt)],

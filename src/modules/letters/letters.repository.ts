@@ -96,7 +96,10 @@ async function changeLetter(
       .where(guard)
       .returning();
     const type = row ? letterEventOf(before.status, row.status) : null;
-    if (row && type) await recordEvent(tx, { userId: row.userId, type, kind: 'letter', row });
+    if (row && type) {
+      const related = async (db: DbOrTx) => [...(await legTransactions(db, [row])).values()];
+      await recordEvent(tx, { userId: row.userId, type, kind: 'letter', row, related });
+    }
     return row;
   });
 }

@@ -131,8 +131,11 @@ export function claimCodeContext(letterId: string): string {
 }
 
 export interface LetterView {
-  /** Whom the letter is shown to: the sender sees the claim code until the claim; nobody else ever does. */
-  audience: 'sender' | 'claimant';
+  /**
+   * Whom the letter is shown to: the sender sees the claim code until the claim; nobody else ever does, and no
+   * webhook (sent to the sender's account, but the code is a secret never copied into an event).
+   */
+  audience: 'sender' | 'claimant' | 'webhook';
   apiOrigin: string;
 }
 

@@ -98,7 +98,7 @@ export async function mailLetter(
       'internal_error',
       'The print provider could not be reached or failed; the letter was not mailed and stays ESCROWED. It is ' +
         'safe to retry with backoff: a mailing the provider did accept is adopted, never printed twice.',
-      { details: { letterId: letter.id, retryable: true }, cause: error },
+      { details: { letterId: letter.id }, retryable: true, cause: error },
     );
   }
   const moved = await moveLetter(db, letter.id, ['ESCROWED'], {

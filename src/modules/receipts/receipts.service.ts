@@ -44,13 +44,13 @@ export async function issueReceipt(
       throw new AppError(
         'receipt_unavailable',
         'This transaction failed before it reached the chain: there is nothing to notarize.',
-        { details: { status: row.status, retryable: false } },
+        { details: { status: row.status }, retryable: false },
       );
     }
     throw new AppError(
       'receipt_unavailable',
       'This transaction has not reached the chain yet. Try again once it has a block.',
-      { status: 409, details: { status: row.status, retryable: true } },
+      { status: 409, details: { status: row.status }, retryable: true },
     );
   }
   const nota = signNota(deps.keyring, {

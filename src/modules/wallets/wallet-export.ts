@@ -95,7 +95,7 @@ export async function exportWalletKey(
     nota: 1,
     kind: 'wallet-key',
     issuedAt: iso(deps.clock.now()),
-    payload: payload as unknown as Record<string, unknown>,
+    payload: { ...payload },
   };
   return { filename: walletKeyFilename(wallet.address), nota: encodeNota(nota) };
 }

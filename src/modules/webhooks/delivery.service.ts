@@ -5,19 +5,19 @@
  * retried with exponential backoff and jitter for 3 days from the event; then the delivery is FAILED and the
  * endpoint marked failing (until its next success).
  */
-import type {
-  LetterRow,
-  TransactionRow,
-  WalletRow,
-  WebhookDeliveryRow,
-  WebhookEventRow,
+import { rowOf } from '../../db/events.ts';
+import {
+  letters,
+  transactions,
+  type WebhookDeliveryRow,
+  type WebhookEventRow,
+  wallets,
 } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { formatAmount } from '../../lib/money.ts';
 import { startPollingLoop } from '../../worker/polling-loop.ts';
-import { addressOf, memoContext } from '../letters/letters.schema.ts';
+import { toLetter } from '../letters/letters.schema.ts';
 import { toTransaction } from '../transactions/transactions.schema.ts';
 import { toWallet } from '../wallets/wallets.schema.ts';
 import { postWebhook, type SendOutcome } from './sender.ts';
@@ -44,53 +44,26 @@ export function retryDelayMs(attempts: number): number {
   return Math.round(base / 2 + Math.random() * (base / 2));
 }
 
-function dateOf(value: unknown): Date {
-  return new Date(String(value));
-}
-
-/** A letter as a webhook shows it: the amount and the memo stay sealed until the claim. */
-function letterData(deps: Deps, letter: Record<string, unknown>) {
-  const row = letter as unknown as LetterRow & { memoSealed: string | null };
-  const claimed = row.status === 'CLAIMED';
-  return {
-    id: row.id,
-    status: row.status,
-    chainId: row.chainId,
-    amount: claimed ? formatAmount(BigInt(row.amount)) : 'sealed',
-    memo: !claimed
-      ? 'sealed'
-      : row.memoSealed
-        ? deps.keyring.openText(row.memoSealed, memoContext(row.id))
-        : '',
-    token: 'cSTABLE',
-    recipient: { name: row.recipientName, address: addressOf(row.recipientAddress) },
-    sender: { walletId: row.senderWalletId, address: row.senderAddress },
-    expiresAt: dateOf(row.expiresAt).toISOString(),
-    claimedAt: row.claimedAt ? dateOf(row.claimedAt).toISOString() : null,
-    claimWalletAddress: claimed ? (row.claimantAddress ?? null) : null,
-    refundReason: row.refundReason ?? null,
-    createdAt: dateOf(row.createdAt).toISOString(),
-    updatedAt: dateOf(row.updatedAt).toISOString(),
-  };
-}
-
-/** The event's `data`: its resource as the API shows it (from the row as it was when the event was written). */
+/**
+ * The event's `data`: its resource as the API shows it, by the API's own mappers, from the row (and the rows its view
+ * shows beside it) as they were when the event was written. A letter is shown as to its sender, without the claim
+ * code (never copied into an event): its amount and memo stay sealed until the claim.
+ */
 export function eventData(deps: Deps, event: WebhookEventRow): unknown {
-  const resource = event.resource;
   switch (event.resourceKind) {
-    case 'transaction': {
-      const row = {
-        ...resource,
-        blockNumber: resource.blockNumber === null ? null : BigInt(String(resource.blockNumber)),
-        createdAt: dateOf(resource.createdAt),
-        updatedAt: dateOf(resource.updatedAt),
-      } as unknown as TransactionRow;
-      return toTransaction(row, deps.network);
-    }
+    case 'transaction':
+      return toTransaction(rowOf(transactions, event.resource), deps.network);
     case 'wallet':
-      return toWallet({ ...resource, createdAt: dateOf(resource.createdAt) } as unknown as WalletRow);
-    case 'letter':
-      return letterData(deps, resource);
+      return toWallet(rowOf(wallets, event.resource));
+    case 'letter': {
+      const legs = new Map(
+        event.related.map((snapshot) => rowOf(transactions, snapshot)).map((row) => [row.id, row]),
+      );
+      return toLetter(rowOf(letters, event.resource), legs, deps.keyring, deps.network, {
+        audience: 'webhook',
+        apiOrigin: deps.config.publicOrigin,
+      });
+    }
     case 'test':
       return { message: 'A test event from sealpay: your endpoint is reachable and verifies signatures.' };
   }

@@ -63,9 +63,7 @@ function guardedLookup(allowLoopback: boolean, onLoopback: () => void): LookupFu
       if (refused || addresses.length === 0) {
         return callback(new Error(`refused: ${refused ?? `${hostname} resolved to nothing`}`), '', 0);
       }
-      if ((options as { all?: boolean }).all) {
-        return (callback as unknown as (e: null, all: LookupAddress[]) => void)(null, addresses);
-      }
+      if (options.all) return callback(null, addresses);
       const [first] = addresses as [LookupAddress];
       return callback(null, first.address, first.family);
     });

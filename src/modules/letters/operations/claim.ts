@@ -7,7 +7,7 @@ import { sandboxTrigger } from '../../../worker/sandbox-faults.ts';
 import { amountOf, blockFields, recipientOf, withMetadata } from '../../../worker/steps.ts';
 import { PreflightError, submitOnce } from '../../../worker/submissions.ts';
 import { hasFailedClaim, moveLetter } from '../letters.repository.ts';
-import { legLetter, settleLeg } from './legs.ts';
+import { legLetter, letterNeedsReview, settleLeg } from './legs.ts';
 
 /** The operator releases exactly the letter's escrow to the claimant's address. */
 async function runClaim(ctx: OperationContext, row: TransactionRow): Promise<void> {
@@ -101,4 +101,5 @@ export const claim: Operation = {
   failureCode: 'claim_failed',
   run: runClaim,
   onFailure: claimFailed,
+  onDeepReorg: letterNeedsReview,
 };

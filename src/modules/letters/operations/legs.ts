@@ -7,7 +7,7 @@ import { holdSandboxEscrow } from '../../../worker/sandbox-faults.ts';
 import { markSubmitted } from '../../../worker/steps.ts';
 import { PreflightError, settle } from '../../../worker/submissions.ts';
 import { BLOCKING_BUDGET_MS } from '../../../worker/worker.ts';
-import { findLetterById } from '../letters.repository.ts';
+import { findLetterById, updateLetter } from '../letters.repository.ts';
 
 /** The letter a leg transaction belongs to (its metadata names it). */
 export async function legLetter(ctx: OperationContext, row: TransactionRow): Promise<LetterRow> {
@@ -40,4 +40,13 @@ export async function settleLeg(
     expectedAmount: leg.expectedAmount,
   });
   return { metadata, receipt, verified: verification.ok };
+}
+
+/**
+ * A leg's transaction was reorganized away after its confirmations (`checkFinality`): its letter is marked for an
+ * operator's review, whatever its state.
+ */
+export async function letterNeedsReview(ctx: OperationContext, row: TransactionRow): Promise<void> {
+  const letter = await legLetter(ctx, row).catch(() => undefined);
+  if (letter) await updateLetter(ctx.deps.database.db, letter.id, { needsReview: true });
 }
