@@ -18,7 +18,7 @@ beforeAll(async () => {
   const origin = await listenOnLoopback(ctx.app);
   client = createClient({ baseUrl: `${origin}/api/v1` });
   await signup(ctx.app);
-});
+}, 300_000);
 afterAll(() => ctx.close());
 
 describe('@sealpay/client sandbox helpers', () => {
