@@ -7,6 +7,7 @@ import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { Hex } from 'viem';
 import { type Database, type DbOrTx, rows } from '../db/client.ts';
 import { hasEnabledEndpoint, recordEvent } from '../db/events.ts';
+import { serviceNow } from '../db/schema/columns.ts';
 import {
   type NewTransaction,
   type TransactionRow,
@@ -93,7 +94,7 @@ async function moveGuarded(
     .as('previous');
   const moved = await tx
     .update(transactions)
-    .set({ ...values, updatedAt: values.updatedAt ?? new Date() })
+    .set({ ...values, updatedAt: values.updatedAt ?? serviceNow })
     .from(previous)
     .where(eq(transactions.id, previous.id))
     .returning({
@@ -289,7 +290,7 @@ export async function assignBatch(db: DbOrTx, ids: readonly string[]): Promise<s
           select wanted.id, (row_number() over (order by wanted.position) - 1)::integer as leg
           from wanted join joining on joining.id = wanted.id)
         update transactions
-        set batch_id = ${batchId}, batch_leg = numbered.leg, step = 'batched', updated_at = ${new Date().toISOString()}
+        set batch_id = ${batchId}, batch_leg = numbered.leg, step = 'batched', updated_at = sealpay_now()
         from numbered
         where transactions.id = numbered.id and exists (select 1 from joining where joining.id = ${batchId})
         returning transactions.id, transactions.batch_leg`,
@@ -359,6 +360,6 @@ export async function dissolveBatch(database: Database, batchId: string): Promis
     batchId: null,
     batchLeg: null,
     txHash: null,
-    nextAttemptAt: new Date(),
+    nextAttemptAt: serviceNow,
   });
 }

@@ -10,6 +10,7 @@ import { AppError } from '../../lib/errors.ts';
 import { parseAmount } from '../../lib/money.ts';
 import { consume } from '../../lib/rate-limit.ts';
 import { MONEY_CONFIGURATION_ERRORS } from '../network/network.service.ts';
+import { CLAIM_MAGIC_AMOUNTS, LETTER_MAGIC_AMOUNTS } from '../sandbox/sandbox.schema.ts';
 import { Transaction, toTransaction } from '../transactions/transactions.schema.ts';
 import { listLetters } from './letters.repository.ts';
 import { countryName, Letter, LetterPreview } from './letters.schema.ts';
@@ -98,7 +99,8 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
           'Blocks up to about 20 s until the escrow leg is confirmed and verified, then answers 201 with the letter ' +
           'ESCROWED; `502 escrow_unsettled` with `{letterId, txHash}` when the escrow was sent but is not settled yet. ' +
           'Through an API key with a spend limit, a letter whose amount would take the key past it over the last 24 ' +
-          'hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`.',
+          'hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`.' +
+          LETTER_MAGIC_AMOUNTS,
         body: CreateLetterBody,
         response: responses({ 201: LetterData }),
       },
@@ -248,7 +250,8 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
           'Blocks up to about 20 s. First claimant wins. The same principal (the same API key, or the same ' +
           'browser session) repeating into the same wallet gets the existing claim back (200); any other principal, ' +
           'even of the same account, or another wallet, gets `409 already_claimed`. Limited to 10 attempts per 15 ' +
-          'minutes per principal and IP.',
+          'minutes per principal and IP.' +
+          CLAIM_MAGIC_AMOUNTS,
         body: Type.Object({ claimCode: Type.String({ minLength: 1, maxLength: 64 }), walletId: Text(64) }),
         response: responses({ 200: Type.Object({ letter: Letter, transaction: Transaction }) }),
       },

@@ -15,6 +15,7 @@ import type { App } from '../../http/types.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseAmount } from '../../lib/money.ts';
 import { MONEY_CONFIGURATION_ERRORS } from '../network/network.service.ts';
+import { QUEUED_MAGIC_AMOUNTS } from '../sandbox/sandbox.schema.ts';
 import { ownWallet } from '../wallets/wallets.service.ts';
 import { idempotencyKeyOf, type MoneyMovement, queueMoneyMovement } from './money.service.ts';
 import { listTransactions } from './transactions.repository.ts';
@@ -95,7 +96,8 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
           summary: 'Faucet (sandbox only): test STABLE plus a gas top-up',
           description:
             'Capped at 1000 STABLE per account over a rolling 24 hours; past the cap the transaction ends FAILED ' +
-            'with `errorCode: faucet_cap_exceeded`. Answers 201 with the transaction QUEUED.',
+            'with `errorCode: faucet_cap_exceeded`. Answers 201 with the transaction QUEUED.' +
+            QUEUED_MAGIC_AMOUNTS,
           headers: IdempotencyHeaders,
           body: Type.Object({ walletId: WalletId, amount: Type.Optional(AmountField) }),
           response: responses({ 201: TransactionData }),
@@ -134,6 +136,7 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
         operationId: 'mintConfidential',
         tags: ['Money movement'],
         summary: 'Mint cSTABLE by wrapping public STABLE (1:1)',
+        description: `Answers 201 with the transaction QUEUED.${QUEUED_MAGIC_AMOUNTS}`,
         headers: IdempotencyHeaders,
         body: Type.Object({ walletId: WalletId, amount: RequiredAmount }),
         response: responses({ 201: TransactionData }),
@@ -161,7 +164,8 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
         description:
           'A transfer the confidential balance cannot cover ends FAILED (`transfer_failed`): it moved nothing. ' +
           'Through an API key with a spend limit, a transfer that would take the key past it over the last 24 ' +
-          'hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`.',
+          'hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`.' +
+          QUEUED_MAGIC_AMOUNTS,
         headers: IdempotencyHeaders,
         body: Type.Object({
           walletId: WalletId,
@@ -197,7 +201,7 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
         operationId: 'redeemConfidential',
         tags: ['Money movement'],
         summary: 'Redeem cSTABLE into public STABLE (unwrap, then settlement)',
-        description: 'Goes PENDING, then SETTLING while the payout is finalized, and ends SETTLED.',
+        description: `Goes PENDING, then SETTLING while the payout is finalized, and ends SETTLED.${QUEUED_MAGIC_AMOUNTS}`,
         headers: IdempotencyHeaders,
         body: Type.Object({ walletId: WalletId, amount: RequiredAmount }),
         response: responses({ 201: TransactionData }),

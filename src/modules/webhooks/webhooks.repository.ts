@@ -1,5 +1,6 @@
 import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
 import { type DbOrTx, rows } from '../../db/client.ts';
+import { serviceNow } from '../../db/schema/columns.ts';
 import {
   type NewWebhookEndpoint,
   type WebhookAttemptRow,
@@ -55,7 +56,7 @@ export async function updateEndpoint(
 ): Promise<WebhookEndpointRow> {
   const [row] = await db
     .update(webhookEndpoints)
-    .set({ ...values, updatedAt: values.updatedAt ?? new Date() })
+    .set({ ...values, updatedAt: values.updatedAt ?? serviceNow })
     .where(eq(webhookEndpoints.id, id))
     .returning();
   if (!row) throw new Error(`webhook endpoint ${id} vanished`);
@@ -230,7 +231,7 @@ export async function updateLeasedDelivery(
 ): Promise<boolean> {
   const moved = await db
     .update(webhookDeliveries)
-    .set({ ...values, updatedAt: new Date() })
+    .set({ ...values, updatedAt: serviceNow })
     .where(
       and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.leaseOwner, delivery.leaseOwner ?? '')),
     )
