@@ -186,7 +186,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
       registerSecurityRoutes(typed, deps);
       registerWebhookRoutes(typed, deps);
       registerRecoveryRoutes(typed, deps);
-      registerNotificationRoutes(typed, deps);
+      registerNotificationRoutes(typed, deps, resolveSession);
       typed.get(
         '/openapi.json',
         { config: { auth: 'none', rate: 'none' }, schema: { hide: true } },

@@ -1,5 +1,6 @@
 import type { TransactionRow, TransactionType } from '../db/schema/index.ts';
 import type { Deps, OperationContext } from '../deps.ts';
+import { type Backoff, backoffMs } from '../lib/backoff.ts';
 import { newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
 import {
@@ -13,13 +14,9 @@ import { fail } from './steps.ts';
 import { hasValueMovingSubmission } from './submissions.repository.ts';
 import { PreflightError, RevertedError } from './submissions.ts';
 
-const MAX_BACKOFF_MS = 60_000;
+/** A transaction's retries: 250 ms doubling up to a minute (src/lib/backoff.ts). */
+const RETRY: Backoff = { firstMs: 250, factor: 2, maxMs: 60_000 };
 const HOUR_MS = 3_600_000;
-
-function backoffMs(attempts: number): number {
-  const base = Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(attempts, 16));
-  return Math.round(base / 2 + Math.random() * (base / 2));
-}
 
 function leaseEnd(deps: Deps): Date {
   return new Date(deps.clock.now().getTime() + deps.config.worker.leaseMs);
@@ -144,7 +141,7 @@ async function recover(ctx: OperationContext, row: TransactionRow, error: unknow
     // must not reschedule or release a row the new owner is driving.
     await updateLeased(db, [row], {
       attempts,
-      nextAttemptAt: new Date(deps.clock.now().getTime() + backoffMs(attempts)),
+      nextAttemptAt: new Date(deps.clock.now().getTime() + backoffMs(RETRY, attempts)),
       leaseOwner: null,
       leaseUntil: null,
     });
