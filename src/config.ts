@@ -23,7 +23,10 @@ export interface Config {
   readonly databaseUrl: string | null;
   readonly network: NetworkName;
   readonly environment: Environment;
+  /** `RPC_URL`: one JSON-RPC URL, or several separated by commas, in order of preference (failover). */
   readonly rpcUrl: string | null;
+  /** How long one provider has to answer one request before the next provider is asked. */
+  readonly rpcTimeoutMs: number;
   readonly publicOrigin: string;
   readonly masterKey: string | null;
   readonly sweepSecret: string | null;
@@ -83,6 +86,22 @@ export interface Config {
    * logs are recorded (a reorg on a real network cannot then undo them); `pollMs` how often it reads the chain.
    */
   readonly follower: { confirmations: number; pollMs: number };
+  /**
+   * How the worker prices, replaces and confirms its transactions (docs/ARCHITECTURE.md, "Fees, replacement and
+   * confirmations"). Fees are EIP-1559: `maxFeePerGas` = the base fee × `multiplierPercent`/100 + the chain's
+   * priority fee, never above `maxFeePerGas` (wei). An attempt not mined after `stuckAfterBlocks` blocks, or
+   * `stuckAfterMs` where blocks do not come, is replaced at the same nonce with both fees raised by ≥ 12.5 %.
+   * `confirmations`: blocks (its own included) a mined transaction needs before its row is CONFIRMED/SETTLED.
+   */
+  readonly chainPolicy: {
+    multiplierPercent: bigint;
+    maxFeePerGas: bigint;
+    stuckAfterBlocks: number;
+    stuckAfterMs: number;
+    confirmations: number;
+  };
+  /** The worker's reconciliation (src/modules/reconcile): every `intervalMinutes`, 0 never. */
+  readonly reconcile: { intervalMinutes: number };
   readonly version: string;
 }
 
@@ -139,6 +158,42 @@ function trustedProxies(env: NodeJS.ProcessEnv): false | number | string[] {
   return entries;
 }
 
+/** A non-negative decimal (`"2"`, `"1.25"`, `"150.5"`) in units of 10^-`decimals`, as a bigint: no float. */
+function decimal(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: string,
+  decimals: number,
+  min: bigint,
+): bigint {
+  const raw = text(env, name) ?? fallback;
+  const match = /^(\d+)(?:\.(\d+))?$/.exec(raw);
+  if (!match || (match[2]?.length ?? 0) > decimals) {
+    throw new ConfigError(`${name} must be a decimal number with at most ${decimals} decimals, got "${raw}"`);
+  }
+  const value =
+    BigInt(match[1] ?? '0') * 10n ** BigInt(decimals) + BigInt((match[2] ?? '').padEnd(decimals, '0'));
+  if (value < min) throw new ConfigError(`${name} is too small: "${raw}"`);
+  return value;
+}
+
+/**
+ * The fee cap per network (gwei): generous on the embedded chain and the devnet (nothing of value), a few times a
+ * busy day's base fee on mainnet, and high on sepolia, whose base fee spikes far more than mainnet's.
+ */
+const MAX_FEE_GWEI: Record<NetworkName, string> = {
+  local: '10000',
+  devnet: '10000',
+  sepolia: '2000',
+  mainnet: '300',
+};
+
+/** Blocks (own included) before a row is CONFIRMED: the embedded chain and the devnet never reorganize. */
+const DEFAULT_CONFIRMATIONS: Record<NetworkName, number> = { local: 0, devnet: 0, sepolia: 3, mainnet: 12 };
+
+/** When blocks do not come (the embedded chain mines on demand), an attempt is stuck after this long. */
+const STUCK_AFTER_SECONDS: Record<NetworkName, number> = { local: 10, devnet: 10, sepolia: 60, mainnet: 60 };
+
 function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[], fallback: T): T {
   const raw = text(env, name);
   if (raw === null) return fallback;
@@ -171,6 +226,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     network,
     environment: network === 'mainnet' ? 'production' : 'sandbox',
     rpcUrl: text(env, 'RPC_URL'),
+    rpcTimeoutMs: integer(env, 'RPC_TIMEOUT_MS', 10_000, 100, 600_000),
     publicOrigin,
     masterKey: text(env, 'MASTER_KEY'),
     sweepSecret: text(env, 'SWEEP_SECRET'),
@@ -233,15 +289,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     follower: {
       // The embedded chain and the devnet never reorganize; real networks can, by a few blocks.
-      confirmations: integer(
-        env,
-        'CONFIRMATIONS',
-        network === 'local' || network === 'devnet' ? 0 : 12,
-        0,
-        10_000,
-      ),
+      confirmations: integer(env, 'CONFIRMATIONS', DEFAULT_CONFIRMATIONS[network], 0, 10_000),
       pollMs: integer(env, 'FOLLOWER_POLL_MS', 1000, 10),
     },
+    chainPolicy: {
+      multiplierPercent: decimal(env, 'FEE_MULTIPLIER', '2', 2, 100n),
+      maxFeePerGas: decimal(env, 'MAX_FEE_PER_GAS_GWEI', MAX_FEE_GWEI[network], 9, 1n),
+      stuckAfterBlocks: integer(env, 'STUCK_AFTER_BLOCKS', 3, 1, 10_000),
+      stuckAfterMs: integer(env, 'STUCK_AFTER_SECONDS', STUCK_AFTER_SECONDS[network], 1, 86_400) * 1000,
+      confirmations: integer(env, 'CONFIRMATIONS', DEFAULT_CONFIRMATIONS[network], 0, 10_000),
+    },
+    reconcile: { intervalMinutes: integer(env, 'RECONCILE_INTERVAL_MINUTES', 60, 0, 7 * 24 * 60) },
     version: packageVersion(),
   };
   if (network !== 'local' && !config.masterKey) {

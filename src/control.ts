@@ -1,6 +1,6 @@
 /**
  * Operator commands while the service runs on the embedded database. PGlite lives inside the one process that
- * opened it (`database.lock`), so `sealpay accounts …` cannot open it a second time: it sends the command to the
+ * opened it (`database.lock`), so `sealpay accounts …` and `sealpay reconcile` cannot open it a second time: it sends the command to the
  * running process over a Unix socket in DATA_DIR (mode 0600: only the operator's user can connect), and the
  * running process executes it with its own dependencies, so the change is immediate (caches evicted) and
  * persisted in its database. With no service running, the command opens the database itself.
@@ -10,9 +10,10 @@ import { connect, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import type { Deps } from './deps.ts';
 import { runAccountsCommand } from './modules/accounts/accounts.cli.ts';
+import { reconcile } from './modules/reconcile/reconcile.service.ts';
 
 export interface ControlRequest {
-  command: 'accounts' | 'ping';
+  command: 'accounts' | 'reconcile' | 'ping';
   action?: string;
   options?: { email?: string; name?: string; company?: string };
 }
@@ -32,6 +33,8 @@ async function execute(deps: Deps, request: ControlRequest): Promise<ControlResp
         output: await runAccountsCommand(deps, request.action ?? '', request.options ?? {}),
       };
     }
+    // The report as JSON: the caller prints it as a table or as it is.
+    if (request.command === 'reconcile') return { ok: true, output: JSON.stringify(await reconcile(deps)) };
     return { ok: false, error: 'unknown command' };
   } catch (error) {
     return { ok: false, error: (error as Error).message };

@@ -1,14 +1,16 @@
-import type { FeeEstimate } from './adapters/chain/tx.ts';
+import type { FeeQuote } from './adapters/chain/tx.ts';
 import type { Network } from './adapters/chain/types.ts';
 import type { EmailSender } from './adapters/email/index.ts';
 import type { PrintProvider } from './adapters/mail/index.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
 import type { TransactionRow, TransactionType, UserRow, WalletRow } from './db/schema/index.ts';
+import type { DatabaseClock } from './db/test-clock.ts';
 import type { WorkSignal } from './db/work-signal.ts';
 import type { BoundedMap, ExpiringValue } from './lib/cache.ts';
 import type { CredentialCache } from './lib/credential-cache.ts';
 import type { TransactionErrorCode } from './lib/errors.ts';
+import type { Logger } from './lib/logger.ts';
 import type { ServiceMetrics } from './lib/metrics.ts';
 import type { AccountPageCache } from './lib/page-cache.ts';
 import type { RateLimitStore } from './lib/rate-limit.ts';
@@ -20,7 +22,17 @@ export interface Deps {
   readonly config: Config;
   readonly database: Database;
   readonly keyring: Keyring;
+  /**
+   * The service's time: everything that reads time reads it here (expiry, sessions, rate-limit and faucet windows,
+   * retry schedules). In the sandbox it is the test clock (`testClock`), real time plus an offset that only grows.
+   */
   readonly clock: Clock;
+  /** The sandbox's test clock (the same object as `clock`); null in production, where time is never moved. */
+  readonly testClock: DatabaseClock | null;
+  /**
+   * Real time, whatever the test clock says: TOTP windows (an authenticator app knows nothing of the test clock).
+   */
+  readonly wallClock: Clock;
   readonly rateLimits: RateLimitStore;
   /** Null while the chain is not part of this process (tests of the API alone). */
   readonly network: Network | null;
@@ -46,8 +58,8 @@ export interface Deps {
   readonly balanceCache: BoundedMap<string, bigint>;
   /** What never changes about a wallet, by `userId\nwalletId` (see `ownWalletIdentity`). */
   readonly walletIdentities: BoundedMap<string, WalletIdentity>;
-  /** The chain's fee estimate (two calls), kept a second: the worker signs many transactions a second. */
-  readonly feeCache: ExpiringValue<FeeEstimate>;
+  /** The chain's fee quote (base fee and tip, two calls), kept a second: the worker signs many transactions a second. */
+  readonly feeCache: ExpiringValue<FeeQuote>;
   /** The process's counters (input proofs, encrypted amounts, batch sizes), shown on `/metrics`. */
   readonly metrics: ServiceMetrics;
 }
@@ -56,6 +68,8 @@ export interface Deps {
 export interface OperationContext {
   deps: Deps;
   network: Network;
+  /** Where the worker logs what the chain did (a reorg); absent where no one listens. */
+  logger?: Logger;
 }
 
 /**
@@ -80,6 +94,12 @@ export interface Operation {
     run(ctx: OperationContext, rows: TransactionRow[]): Promise<TransactionRow[]>;
   };
   onFailure?(ctx: OperationContext, row: TransactionRow): Promise<void>;
+  /**
+   * The row's mined transaction was reorganized away after its confirmations (a reorg deeper than
+   * `CONFIRMATIONS`, seen by `checkFinality`): what must be looked at again (a letter leg marks its letter
+   * `needsReview`). The worker has logged and counted it already.
+   */
+  onDeepReorg?(ctx: OperationContext, row: TransactionRow): Promise<void>;
 }
 
 /** One operation per transaction type: a type without one does not compile. */

@@ -13,6 +13,8 @@ import { runAccountsCommand } from './modules/accounts/accounts.cli.ts';
 import { startFollower } from './modules/incoming/follower.service.ts';
 import { startLetterSweeper } from './modules/letters/sweep.service.ts';
 import { startEmailDelivery } from './modules/notifications/notifications.service.ts';
+import { formatReconcile, reconcileExitCode } from './modules/reconcile/reconcile.cli.ts';
+import { type ReconcileReport, reconcile, startReconciler } from './modules/reconcile/reconcile.service.ts';
 import { startWebhookDelivery } from './modules/webhooks/delivery.service.ts';
 import { closeDeps, createDeps } from './runtime.ts';
 import { startWorker } from './worker/worker.ts';
@@ -33,6 +35,9 @@ Commands:
                              create an account with a temporary password (printed once)
   accounts disable --email E
   accounts enable --email E
+  reconcile [--json]         the ledger against the chain: every custodial wallet's STABLE and cSTABLE, the letter
+                             vault, the operator's gas, stuck transactions, letters needing review; exits 0 with no
+                             difference, 1 with any, 2 when it cannot run
 
 Settings come from the environment: see README.md.`;
 
@@ -79,6 +84,7 @@ async function run(role: Role): Promise<void> {
     stoppers.push(startFollower(deps, log));
     stoppers.push(await startWebhookDelivery(deps, log));
     stoppers.push(startEmailDelivery(deps, log));
+    stoppers.push(startReconciler(deps, log));
   }
   if (!deps.email) {
     log.warn(
@@ -151,6 +157,42 @@ async function runDevnet(args: string[]): Promise<void> {
   );
 }
 
+/**
+ * `sealpay reconcile [--json]`: through the running service on the embedded database (it owns it), else with a
+ * database and chain of its own. Prints the table (or the JSON report); exit 1 with a difference, 2 when it cannot
+ * run (the reason printed).
+ */
+async function runReconcile(args: string[]): Promise<void> {
+  let json: boolean | undefined;
+  try {
+    json = parseArgs({ args, options: { json: { type: 'boolean' } } }).values.json;
+  } catch (error) {
+    throw new OperatorError((error as Error).message);
+  }
+  const config = loadConfig();
+  let report: ReconcileReport | null = null;
+  try {
+    if (!config.databaseUrl) {
+      const answer = await sendControlRequest(config.dataDir, { command: 'reconcile' });
+      if (answer && !answer.ok) throw new Error(answer.error);
+      if (answer?.ok) report = JSON.parse(answer.output) as ReconcileReport;
+    }
+    if (!report) {
+      const deps = await createDeps(config, { network: true });
+      try {
+        report = await reconcile(deps);
+      } finally {
+        await closeDeps(deps);
+      }
+    }
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof LockHeldError) throw error;
+    throw new OperatorError(`reconcile cannot run: ${(error as Error).message}`);
+  }
+  console.log(json ? JSON.stringify(report, null, 2) : formatReconcile(report));
+  process.exitCode = reconcileExitCode(report);
+}
+
 async function main(argv: string[]): Promise<void> {
   // Whatever the command, what it creates is its user's alone (the data directory's own tightening is per command).
   process.umask(PRIVATE_UMASK);
@@ -196,6 +238,8 @@ async function main(argv: string[]): Promise<void> {
       }
       return;
     }
+    case 'reconcile':
+      return runReconcile(rest);
     case 'accounts': {
       const { positionals, values } = parseArgs({
         args: rest,

@@ -96,11 +96,11 @@ describe('two services in one process', () => {
     expect(first.deps.balanceCache.get('token:address:handle')).toBe(42n);
     expect(second.deps.balanceCache.get('token:address:handle')).toBeUndefined();
 
-    const fees = (maxFeePerGas: bigint) => async () => ({ maxFeePerGas, maxPriorityFeePerGas: 1n });
-    expect((await first.deps.feeCache.get(fees(10n))).maxFeePerGas).toBe(10n);
-    expect((await second.deps.feeCache.get(fees(20n))).maxFeePerGas).toBe(20n);
-    // Within its second, each service answers from its own estimate.
-    expect((await first.deps.feeCache.get(fees(30n))).maxFeePerGas).toBe(10n);
+    const fees = (baseFeePerGas: bigint) => async () => ({ baseFeePerGas, maxPriorityFeePerGas: 1n });
+    expect((await first.deps.feeCache.get(fees(10n))).baseFeePerGas).toBe(10n);
+    expect((await second.deps.feeCache.get(fees(20n))).baseFeePerGas).toBe(20n);
+    // Within its second, each service answers from its own quote.
+    expect((await first.deps.feeCache.get(fees(30n))).baseFeePerGas).toBe(10n);
   });
 
   it('wake only their own workers', async () => {

@@ -1,4 +1,5 @@
-import type { FeeEstimate } from './adapters/chain/tx.ts';
+import type { ProviderObserver } from './adapters/chain/providers.ts';
+import type { FeeQuote } from './adapters/chain/tx.ts';
 import type { ConfidentialRail, ContractAddresses, Network } from './adapters/chain/types.ts';
 import { createEmailSender } from './adapters/email/index.ts';
 import { createPrintProvider } from './adapters/mail/index.ts';
@@ -6,6 +7,7 @@ import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/client.ts';
 import { PostgresRateLimitStore } from './db/rate-limits.ts';
 import type { UserRow } from './db/schema/index.ts';
+import { DatabaseClock } from './db/test-clock.ts';
 import { createWorkSignal } from './db/work-signal.ts';
 import type { Deps } from './deps.ts';
 import { BoundedMap, ExpiringValue } from './lib/cache.ts';
@@ -15,6 +17,8 @@ import { AccountPageCache } from './lib/page-cache.ts';
 import { MemoryRateLimitStore } from './lib/rate-limit.ts';
 import { loadKeyring } from './lib/secrets.ts';
 import { type Clock, systemClock } from './lib/time.ts';
+import { readRun } from './modules/reconcile/reconcile.repository.ts';
+import { RECONCILE_JOB } from './modules/reconcile/reconcile.service.ts';
 import { operations } from './operations.ts';
 
 /** Decrypted balances kept per process: bounded so the cache cannot grow without limit. */
@@ -54,6 +58,8 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
   });
   const rateLimits =
     database.kind === 'postgres' ? new PostgresRateLimitStore(database.db) : new MemoryRateLimitStore();
+  // The reconciliation's gauges read the last run from the database, whichever worker made it.
+  const metrics = createServiceMetrics(() => readRun(database.db, RECONCILE_JOB));
   let network: Network | null = null;
   if (options.network) {
     // Loaded on demand: commands without a chain never pay for the EVM and the fhEVM stack.
@@ -62,6 +68,8 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
       network: config.network,
       dataDir: config.dataDir,
       ...(config.rpcUrl ? { rpcUrl: config.rpcUrl } : {}),
+      rpcTimeoutMs: config.rpcTimeoutMs,
+      rpcObserver: providerMetrics(metrics),
       ...(config.zamaApiKey ? { zamaApiKey: config.zamaApiKey } : {}),
       ...(config.operatorPrivateKey ? { operatorPrivateKey: config.operatorPrivateKey } : {}),
       contracts: config.contracts as Partial<ContractAddresses>,
@@ -69,9 +77,14 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
       ...(options.logger ? { logger: options.logger } : {}),
     });
   }
-  const metrics = createServiceMetrics();
   if (network) network = withCountedProofs(network, metrics);
-  const clock = options.clock ?? systemClock;
+  const wallClock = options.clock ?? systemClock;
+  // The test clock lives in the database: every process of a sandbox deployment sees the same time.
+  const testClock =
+    config.environment === 'sandbox'
+      ? await DatabaseClock.open(database.db, wallClock, { shared: database.kind === 'postgres' })
+      : null;
+  const clock: Clock = testClock ?? wallClock;
   const mail = createPrintProvider({
     network: config.network,
     lobApiKey: config.lobApiKey,
@@ -99,6 +112,8 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
     database,
     keyring,
     clock,
+    testClock,
+    wallClock,
     rateLimits,
     network,
     mail,
@@ -113,8 +128,26 @@ export async function createDeps(config: Config, options: RuntimeOptions = {}): 
     walletIdentities: new BoundedMap(MAX_CACHED_WALLETS),
     // The estimate's max fee carries viem's margin over the base fee, which cannot rise that far within a second
     // (at most 12.5 % per block).
-    feeCache: new ExpiringValue<FeeEstimate>(1000),
+    feeCache: new ExpiringValue<FeeQuote>(1000),
     metrics,
+  };
+}
+
+/** The JSON-RPC providers' requests, failures, latency and standing, as the service's metrics. */
+function providerMetrics(metrics: ServiceMetrics): ProviderObserver {
+  const labels = (provider: { position: number; host: string }) => ({
+    provider: String(provider.position),
+    host: provider.host,
+  });
+  return {
+    request({ provider, method, seconds, failure }) {
+      metrics.rpcRequests.inc({ ...labels(provider), method });
+      metrics.rpcDuration.observe(labels(provider), seconds);
+      if (failure) metrics.rpcErrors.inc({ ...labels(provider), reason: failure });
+    },
+    availability(provider, available) {
+      metrics.rpcAvailable.set(labels(provider), available ? 1 : 0);
+    },
   };
 }
 

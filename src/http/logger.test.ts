@@ -87,14 +87,15 @@ describe('log redaction', () => {
         zamaApiKey: 'zama-key-0123456789',
         lobApiKey: null,
         operatorPrivateKey: null,
-        rpcUrl: 'https://rpc.example/v3/project-key-123456',
+        rpcUrl: 'https://rpc.example/v3/project-key-123456, https://backup.example/key/other-key-654321',
         databaseUrl: 'postgres://app:db-pass-987654@db/sealpay',
       }),
     );
     const logged = redactor.text(
-      'fetch https://rpc.example/v3/project-key-123456 failed; zama-key-0123456789; password db-pass-987654',
+      'fetch https://rpc.example/v3/project-key-123456 failed; then https://backup.example/key/other-key-654321; ' +
+        'zama-key-0123456789; password db-pass-987654',
     );
-    expect(logged).not.toMatch(/project-key|zama-key|db-pass/);
+    expect(logged).not.toMatch(/project-key|other-key|zama-key|db-pass/);
   });
 
   it('logs a failed query without its parameter values, through the cause chain', async () => {

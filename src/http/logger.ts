@@ -143,8 +143,9 @@ export function configuredSecrets(config: {
     config.zamaApiKey,
     config.lobApiKey,
     config.operatorPrivateKey,
-    // An RPC URL often carries the provider's key in its path or query.
+    // An RPC URL often carries the provider's key in its path or query; RPC_URL may list several providers.
     config.rpcUrl,
+    ...(config.rpcUrl ?? '').split(',').map((url) => url.trim()),
   ];
   // Connection URLs carry a password: the URL and the password alone are both censored.
   for (const url of [config.databaseUrl, config.smtpUrl ?? null]) {

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestContext, errorOf, type TestContext } from '../../test/harness.ts';
 
@@ -57,4 +59,56 @@ describe('/metrics access', () => {
       }
     },
   );
+});
+
+describe('per-provider JSON-RPC metrics', () => {
+  it('counts requests, failures by reason and latency per provider of RPC_URL, and which one is set aside', async () => {
+    // A provider that answers eth_chainId (real HTTP), after one whose port nobody listens on.
+    const server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk) => {
+        body += chunk;
+      });
+      request.on('end', () => {
+        const { id } = JSON.parse(body) as { id: number };
+        response.setHeader('content-type', 'application/json');
+        response.end(JSON.stringify({ jsonrpc: '2.0', id, result: '0x7a69' }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const deadPort = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const live = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const dead = `127.0.0.1:${deadPort}`;
+    try {
+      const ctx = await createTestContext({
+        network: true,
+        env: {
+          NETWORK: 'devnet',
+          MASTER_KEY: randomBytes(32).toString('hex'),
+          RPC_URL: `http://${dead}/v3/provider-key-1, http://${live}/provider-key-2`,
+        },
+      });
+      contexts.push(ctx);
+      // Readiness asks the chain id: the first provider refuses the connection, the second answers.
+      await ctx.app.inject({ url: '/readyz' });
+      const text = (await ctx.app.inject({ url: '/metrics' })).body;
+      expect(text).toContain(
+        `sealpay_rpc_requests_total{provider="1",host="${dead}",method="eth_chainId"} 1`,
+      );
+      expect(text).toContain(`sealpay_rpc_errors_total{provider="1",host="${dead}",reason="connection"} 1`);
+      expect(text).toContain(
+        `sealpay_rpc_requests_total{provider="2",host="${live}",method="eth_chainId"} 1`,
+      );
+      expect(text).not.toContain(`sealpay_rpc_errors_total{provider="2"`);
+      expect(text).toContain(`sealpay_rpc_request_duration_seconds_count{provider="2",host="${live}"} 1`);
+      expect(text).toContain(`sealpay_rpc_provider_available{provider="1",host="${dead}"} 0`);
+      expect(text).toContain(`sealpay_rpc_provider_available{provider="2",host="${live}"} 1`);
+      expect(text).not.toContain('provider-key');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 });

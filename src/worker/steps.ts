@@ -31,9 +31,13 @@ export async function fail(
   return failed;
 }
 
-/** Where a receipt landed, for the row's receipt (nota): block number, hash, and the last log's index. */
+/**
+ * Where a receipt landed, for the row and its receipt (nota): the mined transaction's hash (whichever attempt of
+ * its submission was mined: a replacement has a hash of its own), block number, hash, and the last log's index.
+ */
 export function blockFields(receipt: TransactionReceipt, logIndex?: number) {
   return {
+    txHash: receipt.transactionHash,
     blockNumber: receipt.blockNumber,
     blockHash: receipt.blockHash,
     logIndex: logIndex ?? receipt.logs[receipt.logs.length - 1]?.logIndex ?? null,
@@ -79,8 +83,7 @@ export async function ensureGas(
     to: wallet.address,
     value: topUp,
   }));
-  await settle(ctx, submission);
-  return submission.txHash;
+  return (await settle(ctx, submission)).transactionHash;
 }
 
 /**

@@ -1,13 +1,15 @@
 /**
  * Signed chain transactions (`chain_submissions`) and the nonce counters they are signed under (`address_nonces`).
  */
-import { and, eq, inArray, isNotNull, notInArray, or, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, notInArray, or, sql } from 'drizzle-orm';
 import type { Address, Hex } from 'viem';
 import type { DbOrTx } from '../db/client.ts';
 import {
   addressNonces,
+  chainSubmissionAttempts,
   chainSubmissions,
   type NewSubmission,
+  type SubmissionAttemptRow,
   type SubmissionRow,
   transactions,
 } from '../db/schema/index.ts';
@@ -118,10 +120,52 @@ export async function allocateNonce(db: DbOrTx, address: Address, chainNonce: nu
   return Number(allocated?.next) - 1;
 }
 
+/** Stores a new submission and its first attempt (the same bytes): call it inside a database transaction. */
 export async function insertSubmission(db: DbOrTx, values: NewSubmission): Promise<SubmissionRow> {
   const [row] = await db.insert(chainSubmissions).values(values).returning();
   if (!row) throw new Error('insert into chain_submissions returned no row');
+  await db
+    .insert(chainSubmissionAttempts)
+    .values({ id: `att_${row.id}`, submissionId: row.id, rawTx: row.rawTx, txHash: row.txHash });
   return row;
+}
+
+/** A submission's signed attempts, the first first (the last is the one broadcast now). */
+export function listAttempts(db: DbOrTx, submissionId: string): Promise<SubmissionAttemptRow[]> {
+  return db
+    .select()
+    .from(chainSubmissionAttempts)
+    .where(eq(chainSubmissionAttempts.submissionId, submissionId))
+    .orderBy(asc(chainSubmissionAttempts.createdAt), asc(chainSubmissionAttempts.id));
+}
+
+/**
+ * Stores a replacement (signed, not yet broadcast) as the submission's latest attempt: its bytes and hash become
+ * the submission's until one attempt is mined.
+ */
+export async function insertReplacement(
+  db: DbOrTx,
+  submission: SubmissionRow,
+  attempt: { id: string; rawTx: Hex; txHash: Hex },
+): Promise<SubmissionRow> {
+  return db.transaction(async (tx) => {
+    await tx.insert(chainSubmissionAttempts).values({ ...attempt, submissionId: submission.id });
+    const [row] = await tx
+      .update(chainSubmissions)
+      .set({ rawTx: attempt.rawTx, txHash: attempt.txHash, updatedAt: new Date() })
+      .where(eq(chainSubmissions.id, submission.id))
+      .returning();
+    if (!row) throw new Error(`submission ${submission.id} vanished`);
+    return row;
+  });
+}
+
+/** The chain's height when the attempt was broadcast (the replacement rule counts blocks from it). */
+export async function markAttemptSent(db: DbOrTx, attemptId: string, block: bigint): Promise<void> {
+  await db
+    .update(chainSubmissionAttempts)
+    .set({ sentBlock: block })
+    .where(eq(chainSubmissionAttempts.id, attemptId));
 }
 
 export async function deleteSubmission(db: DbOrTx, id: string): Promise<void> {
@@ -141,16 +185,74 @@ export async function releaseNonce(db: DbOrTx, submission: SubmissionRow): Promi
     );
 }
 
-/** Records where a submission was mined, and whether it succeeded. */
+/**
+ * Records where a submission was mined, and whether it succeeded: the mined attempt's bytes and hash become the
+ * submission's. `null` records that the block holding it was reorganized away (it is waited for again).
+ */
 export async function recordReceipt(
   db: DbOrTx,
   id: string,
-  receipt: { status: 'MINED' | 'REVERTED'; blockNumber: bigint; blockHash: Hex },
+  receipt: {
+    status: 'MINED' | 'REVERTED';
+    blockNumber: bigint;
+    blockHash: Hex;
+    attempt: Pick<SubmissionAttemptRow, 'rawTx' | 'txHash'>;
+  } | null,
 ): Promise<void> {
+  const values = receipt
+    ? {
+        status: receipt.status,
+        blockNumber: receipt.blockNumber,
+        blockHash: receipt.blockHash,
+        rawTx: receipt.attempt.rawTx,
+        txHash: receipt.attempt.txHash,
+      }
+    : { status: 'SIGNED' as const, blockNumber: null, blockHash: null };
   await db
     .update(chainSubmissions)
-    .set({ ...receipt, updatedAt: new Date() })
+    .set({ ...values, updatedAt: new Date() })
     .where(eq(chainSubmissions.id, id));
+}
+
+/** Mined (or reverted) submissions recorded in blocks `from`..`to`, oldest first, at most `limit`. */
+export function findMinedBetween(
+  db: DbOrTx,
+  from: bigint,
+  to: bigint,
+  limit: number,
+): Promise<SubmissionRow[]> {
+  return db
+    .select()
+    .from(chainSubmissions)
+    .where(
+      and(
+        isNotNull(chainSubmissions.blockNumber),
+        sql`${chainSubmissions.blockNumber} between ${from} and ${to}`,
+      ),
+    )
+    .orderBy(asc(chainSubmissions.blockNumber))
+    .limit(limit);
+}
+
+/**
+ * Records that a mined submission is no longer in the block it was recorded in: in `moved` (mined elsewhere) or,
+ * when null, in none. Only while it is still recorded at `blockHash`, so one process alone records (and counts) it.
+ */
+export async function recordReorganized(
+  db: DbOrTx,
+  submission: SubmissionRow,
+  moved: { blockNumber: bigint; blockHash: Hex } | null,
+): Promise<boolean> {
+  if (!submission.blockHash) return false;
+  const changed = await db
+    .update(chainSubmissions)
+    .set({
+      ...(moved ?? { status: 'SIGNED' as const, blockNumber: null, blockHash: null }),
+      updatedAt: new Date(),
+    })
+    .where(and(eq(chainSubmissions.id, submission.id), eq(chainSubmissions.blockHash, submission.blockHash)))
+    .returning({ id: chainSubmissions.id });
+  return changed.length > 0;
 }
 
 /** The block a transaction's submission with hash `txHash` was recorded in, or undefined when none is known. */

@@ -3,6 +3,7 @@ import type { Deps, OperationContext } from '../deps.ts';
 import { type Backoff, backoffMs } from '../lib/backoff.ts';
 import { newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
+import { checkFinality, FINALITY_CHECK_MS } from './finality.ts';
 import {
   findTransactionById,
   leaseDueRows,
@@ -10,9 +11,10 @@ import {
   releaseAllLeases,
   updateLeased,
 } from './outbox.repository.ts';
+import { hasSandboxPreflight, SandboxFault, sandboxPreflight } from './sandbox-faults.ts';
 import { fail } from './steps.ts';
 import { hasValueMovingSubmission } from './submissions.repository.ts';
-import { PreflightError, RevertedError } from './submissions.ts';
+import { AwaitingChain, PreflightError, RevertedError } from './submissions.ts';
 
 /** A transaction's retries: 250 ms doubling up to a minute (src/lib/backoff.ts). */
 const RETRY: Backoff = { firstMs: 250, factor: 2, maxMs: 60_000 };
@@ -37,10 +39,11 @@ export function claimRow(deps: Deps, id: string, owner: string): Promise<Transac
  * FAILED is written only when nothing moved.
  */
 export async function processRow(deps: Deps, row: TransactionRow, logger: Logger): Promise<void> {
-  const ctx = operationContext(deps);
+  const ctx = operationContext(deps, logger);
   const { db } = deps.database;
   const renewal = renewLeases(deps, [row], logger);
   try {
+    sandboxPreflight(deps, row);
     await deps.operations[row.type].run(ctx, row);
     await updateLeased(db, [row], { leaseOwner: null, leaseUntil: null });
   } catch (error) {
@@ -50,10 +53,10 @@ export async function processRow(deps: Deps, row: TransactionRow, logger: Logger
   }
 }
 
-function operationContext(deps: Deps): OperationContext {
+function operationContext(deps: Deps, logger: Logger): OperationContext {
   const network = deps.network;
   if (!network) throw new Error('the worker needs the chain');
-  return { deps, network };
+  return { deps, network, logger };
 }
 
 /**
@@ -74,14 +77,18 @@ function renewLeases(deps: Deps, rows: TransactionRow[], logger: Logger): NodeJS
  * Rows of a type with `Operation.batch`, ready together: one batch (one chain transaction, one input proof) where
  * the operation can make one; the rows it hands back, and a lone row, go through `processRow`.
  */
-export async function processBatch(deps: Deps, rows: TransactionRow[], logger: Logger): Promise<void> {
+export async function processBatch(deps: Deps, claimed: TransactionRow[], logger: Logger): Promise<void> {
+  // A sandbox magic amount's row goes alone, through the pre-flight that acts on it.
+  const triggered = claimed.filter((row) => hasSandboxPreflight(deps, row));
+  const rows = triggered.length > 0 ? claimed.filter((row) => !triggered.includes(row)) : claimed;
+  if (triggered.length > 0) await Promise.all(triggered.map((row) => processRow(deps, row, logger)));
   const [first] = rows;
   const batch = first && deps.operations[first.type].batch;
   if (!first || !batch || rows.length === 1) {
     await Promise.all(rows.map((row) => processRow(deps, row, logger)));
     return;
   }
-  const ctx = operationContext(deps);
+  const ctx = operationContext(deps, logger);
   const renewal = renewLeases(deps, rows, logger);
   let alone: TransactionRow[] = [];
   try {
@@ -106,6 +113,16 @@ async function recover(ctx: OperationContext, row: TransactionRow, error: unknow
   const { deps } = ctx;
   const { db } = deps.database;
   const operation = deps.operations[row.type];
+  if (error instanceof AwaitingChain) {
+    // Not a fault: the chain is not there yet (confirmations, a replacement to sign). No attempt is counted.
+    await updateLeased(db, [row], {
+      nextAttemptAt: new Date(deps.clock.now().getTime() + error.retryInMs),
+      leaseOwner: null,
+      leaseUntil: null,
+    });
+    if (error.retryInMs === 0) deps.workSignal.notify('transactions');
+    return;
+  }
   {
     const nothingMoved = !(await hasValueMovingSubmission(db, row.id).catch(() => true));
     if (error instanceof RevertedError || (error instanceof PreflightError && nothingMoved)) {
@@ -141,7 +158,10 @@ async function recover(ctx: OperationContext, row: TransactionRow, error: unknow
     // must not reschedule or release a row the new owner is driving.
     await updateLeased(db, [row], {
       attempts,
-      nextAttemptAt: new Date(deps.clock.now().getTime() + backoffMs(RETRY, attempts)),
+      nextAttemptAt:
+        error instanceof SandboxFault
+          ? error.until
+          : new Date(deps.clock.now().getTime() + backoffMs(RETRY, attempts)),
       leaseOwner: null,
       leaseUntil: null,
     });
@@ -206,6 +226,27 @@ async function collectBatches(
   for (let start = 0; start < rows.length; start += batchMax)
     batches.push(rows.slice(start, start + batchMax));
   await Promise.all(batches.map((batch) => processBatch(deps, batch, logger)));
+}
+
+/**
+ * Every `FINALITY_CHECK_MS`, a look for reorgs deeper than `CONFIRMATIONS` (`checkFinality`), one at a time;
+ * returns the stop.
+ */
+function watchFinality(deps: Deps, logger: Logger): () => Promise<void> {
+  let running: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = running.then(() =>
+      checkFinality(operationContext(deps, logger)).then(
+        () => undefined,
+        (error: unknown) => logger.warn({ err: error }, 'finality check failed; it runs again'),
+      ),
+    );
+  }, FINALITY_CHECK_MS);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
 }
 
 /** The worker loop: claim, run up to `concurrency` rows at once, repeat; stops cleanly on demand. */
@@ -284,9 +325,11 @@ export async function startWorker(deps: Deps, logger: Logger): Promise<() => Pro
     }
   })();
 
+  const finality = watchFinality(deps, logger);
   logger.info({ owner, concurrency }, 'worker started');
   return async () => {
     stopped = true;
+    await finality();
     wake?.();
     unsubscribe();
     await loop;

@@ -15,28 +15,15 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
-import { type Address, createPublicClient, erc20Abi, getAddress, type Hex, http } from 'viem';
+import { createPublicClient, getAddress, type Hex, http } from 'viem';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LETTER_STATE } from '../../src/adapters/chain/contracts.ts';
 import { devnetChain } from '../../src/adapters/chain/remote.ts';
-import { createMockFhevmClient } from '../../src/adapters/confidential/fhevm-mock-client.ts';
-import { createFhevmRail } from '../../src/adapters/confidential/fhevm-rail.ts';
-import {
-  getConfidentialBalanceHandle,
-  letterIdToBytes32,
-  readLetter,
-} from '../../src/adapters/confidential/helpers.ts';
+import { letterIdToBytes32, readLetter } from '../../src/adapters/confidential/helpers.ts';
 import { type Database, openDatabase, rows } from '../../src/db/client.ts';
 import { addressNonces, chainSubmissions, letters, wallets } from '../../src/db/schema/index.ts';
-import { loadKeyring } from '../../src/lib/secrets.ts';
-import { openWalletKey } from '../../src/modules/wallets/custody.ts';
-import {
-  type ChainView,
-  checkInvariants,
-  type RawLog,
-  seededDraws,
-  type TxView,
-} from '../faults/invariants.ts';
+import { devnetChainView } from '../faults/devnet-view.ts';
+import { checkInvariants, seededDraws, type TxView } from '../faults/invariants.ts';
 import {
   type Client,
   createWallet,
@@ -317,48 +304,13 @@ describe('production topology on one machine: devnet, 2 serve, 3 worker, Postgre
 
       // The ledger against the chain: events, ERC-20 balances, and confidential balances decrypted through the
       // devnet's relayer methods with each custodial key (opened with the service's master key).
-      const fhevm = await createMockFhevmClient(rpcUrl);
-      const rail = createFhevmRail('mock', async () => fhevm);
-      const contracts = {
-        stablecoin: getAddress(settings.STABLECOIN_ADDRESS as string),
-        confidentialToken: getAddress(settings.CONFIDENTIAL_TOKEN_ADDRESS as string),
-        letterVault: getAddress(settings.LETTER_VAULT_ADDRESS as string),
-      };
-      const reads = { publicClient: chainClient as never, contracts };
-      const keyring = loadKeyring({ masterKey, dataDir: freshDataDir('sealpay-scaleout-keys-') });
       const walletRows = await database.db.select().from(wallets);
-      const keyOf = new Map(walletRows.map((w) => [w.id, openWalletKey(keyring, w)]));
-      const chain: ChainView = {
+      const {
+        view: chain,
+        rail,
+        reads,
         contracts,
-        logs: (fromBlock) =>
-          chainClient.request({
-            method: 'eth_getLogs',
-            params: [
-              {
-                fromBlock: `0x${fromBlock.toString(16)}`,
-                toBlock: 'latest',
-                address: [contracts.stablecoin, contracts.confidentialToken],
-              },
-            ],
-          }) as Promise<RawLog[]>,
-        publicBalance: (address) =>
-          chainClient.readContract({
-            address: contracts.stablecoin,
-            abi: erc20Abi,
-            functionName: 'balanceOf',
-            args: [address],
-          }),
-        receiptStatus: async (hash) => {
-          const receipt = await chainClient.getTransactionReceipt({ hash }).catch(() => null);
-          return receipt ? receipt.status : null;
-        },
-        confidentialBalance: async (wallet) =>
-          rail.userDecrypt({
-            handle: await getConfidentialBalanceHandle(reads, wallet.address as Address),
-            contract: contracts.confidentialToken,
-            privateKey: keyOf.get(wallet.id) as Hex,
-          }),
-      };
+      } = await devnetChainView({ client: chainClient as never, settings, masterKey, walletRows });
       const report = await checkInvariants({
         chain,
         fromBlock: baseline + 1n,

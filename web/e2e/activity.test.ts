@@ -12,9 +12,9 @@ import {
   createLetter,
   finish,
   launch,
-  openSession,
   type Session,
   screenshot,
+  signedInSession,
   uniqueEmail,
 } from './helpers.ts';
 
@@ -72,12 +72,9 @@ afterAll(async () => {
   await browser?.close();
 });
 
-/** A browser session signed in as `owner` (its session cookie handed to the browser). */
-async function ownerSession(viewport?: { width: number; height: number }): Promise<Session> {
-  const session = await openSession(browser, viewport);
-  const [name, value] = owner.cookie.split('=');
-  await session.context.addCookies([{ name: name ?? '', value: value ?? '', url: BASE_URL }]);
-  return session;
+/** A browser session signed in as `owner`. */
+function ownerSession(viewport?: { width: number; height: number }): Promise<Session> {
+  return signedInSession(browser, owner, viewport);
 }
 
 async function activityRows(page: Page) {

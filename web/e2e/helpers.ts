@@ -61,6 +61,18 @@ export async function openSession(
 
 const open = new Set<Session>();
 
+/** A browser session signed in as `client`'s account (its session cookie handed to the browser). */
+export async function signedInSession(
+  browser: Browser,
+  client: ApiClient,
+  viewport?: { width: number; height: number },
+): Promise<Session> {
+  const session = await openSession(browser, viewport);
+  const [name, value] = client.cookie.split('=');
+  await session.context.addCookies([{ name: name ?? '', value: value ?? '', url: BASE_URL }]);
+  return session;
+}
+
 /** On a failed test, screenshots every page still open as `<test name>-failed.png`, then closes them. */
 export function captureFailures(): void {
   afterEach(async (context) => {
@@ -182,10 +194,14 @@ export class ApiClient {
   }
 
   /** A custodial wallet holding `confidential` cSTABLE (fund, then mint), for letters. */
-  async fundedWallet(publicAmount: string, confidential: string): Promise<{ id: string; address: string }> {
+  async fundedWallet(
+    publicAmount: string,
+    confidential: string,
+    label = 'Sender',
+  ): Promise<{ id: string; address: string }> {
     const { wallet } = await this.call<{ wallet: { id: string; address: string } }>('POST', '/wallets', {
       type: 'CUSTODIAL',
-      label: 'Sender',
+      label,
     });
     const fund = await this.call<{ transaction: { id: string } }>('POST', '/fund', {
       walletId: wallet.id,

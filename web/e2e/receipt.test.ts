@@ -8,14 +8,13 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ApiClient,
-  BASE_URL,
   captureFailures,
   finish,
   launch,
-  openSession,
   RESULTS_DIR,
   type Session,
   screenshot,
+  signedInSession,
   uniqueEmail,
 } from './helpers.ts';
 
@@ -40,11 +39,9 @@ afterAll(async () => {
   await browser?.close();
 });
 
-async function ownerSession(viewport?: { width: number; height: number }): Promise<Session> {
-  const session = await openSession(browser, viewport);
-  const [name, value] = owner.cookie.split('=');
-  await session.context.addCookies([{ name: name ?? '', value: value ?? '', url: BASE_URL }]);
-  return session;
+/** A browser session signed in as `owner`. */
+function ownerSession(viewport?: { width: number; height: number }): Promise<Session> {
+  return signedInSession(browser, owner, viewport);
 }
 
 describe('receipt page', () => {

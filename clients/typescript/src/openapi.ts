@@ -23,6 +23,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/clock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The test clock (sandbox only)
+         * @description Sandbox only (`local`, `devnet`): `404 not_found` in production, whatever the headers. Authenticated by the operator secret in `X-Sweep-Secret` (SWEEP_SECRET; `503 configuration_missing` while it is not set), as the sweep. The test clock is real time plus an offset kept in the database, so every process of the deployment sees it; it never moves back. Everything that reads time follows it: letter expiry and the sweep, API-key expiry, session lifetime, rate-limit and faucet windows, retry and webhook schedules. TOTP codes stay on real time (an authenticator app does not know the test clock).
+         */
+        get: operations["getTestClock"];
+        put?: never;
+        /**
+         * Move the test clock forward (sandbox only)
+         * @description Sandbox only (`local`, `devnet`): `404 not_found` in production, whatever the headers. Authenticated by the operator secret in `X-Sweep-Secret` (SWEEP_SECRET; `503 configuration_missing` while it is not set), as the sweep. The test clock is real time plus an offset kept in the database, so every process of the deployment sees it; it never moves back. Everything that reads time follows it: letter expiry and the sweep, API-key expiry, session lifetime, rate-limit and faucet windows, retry and webhook schedules. TOTP codes stay on real time (an authenticator app does not know the test clock). `{"advanceSeconds": N}` moves it N seconds forward (1 to 34,560,000: 400 days) and answers the clock as it now reads. A letter past its `expiresAt` is expired and refunded by the next sweep (or at once by a claim, which answers `410 letter_expired`); an API key past its expiry answers `401 invalid_api_key`; a session past its 24 hours `401 session_expired`.
+         */
+        post: operations["advanceTestClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/signup": {
         parameters: {
             query?: never;
@@ -1171,6 +1195,16 @@ export interface components {
              */
             receivedAt: string;
         };
+        /** TestClock */
+        TestClock: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            now: string;
+            /** @description How far the clock runs ahead of real time; it never decreases. */
+            offsetSeconds: number;
+        };
         /** Wallet */
         Wallet: {
             id: string;
@@ -1567,6 +1601,151 @@ export interface operations {
                         ok: false;
                         error: string;
                     };
+                };
+            };
+        };
+    };
+    getTestClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        data: components["schemas"]["TestClock"];
+                    };
+                };
+            };
+            /** @description Bad Request: `invalid_request`, `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized: `unauthenticated` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Service Unavailable: `configuration_missing` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    advanceTestClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Seconds to move the clock forward: 1 to 400 days’ worth (34,560,000) per call. */
+                    advanceSeconds: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        data: components["schemas"]["TestClock"];
+                    };
+                };
+            };
+            /** @description Bad Request: `invalid_json`, `invalid_request`, `validation_error` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized: `unauthenticated` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payload Too Large: `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Media Type: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Service Unavailable: `configuration_missing` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
         };

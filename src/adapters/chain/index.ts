@@ -3,6 +3,7 @@
  * JSON-RPC (`devnet`, `sepolia`, `mainnet`: one code path, the relayer differs).
  */
 import { createEmbeddedNetwork, type Logger } from './embedded.ts';
+import type { ProviderObserver } from './providers.ts';
 import { createRemoteNetwork } from './remote.ts';
 import type { ContractAddresses, Network, NetworkName } from './types.ts';
 
@@ -11,6 +12,8 @@ export * from './contracts.ts';
 export type { EmbeddedNetwork, EmbeddedNetworkOptions, Logger } from './embedded.ts';
 export { createEmbeddedNetwork, embeddedChain } from './embedded.ts';
 export { handleJsonRpcBody, isPublicRpcMethod, jsonRpcParseError } from './jsonrpc.ts';
+export type { ProviderFailure, ProviderName, ProviderObserver } from './providers.ts';
+export { createProviderList, splitRpcUrls } from './providers.ts';
 export { createRemoteNetwork, devnetChain, EXPLORERS, findAppError } from './remote.ts';
 export * from './tx.ts';
 export type { ContractAddresses, Network, NetworkName } from './types.ts';
@@ -19,7 +22,10 @@ export interface NetworkConfig {
   network: NetworkName;
   /** Where the embedded network keeps its key, state and journal (`{dataDir}/chain`). */
   dataDir: string;
+  /** One URL or several, comma-separated, in order of preference. */
   rpcUrl?: string;
+  rpcTimeoutMs?: number;
+  rpcObserver?: ProviderObserver;
   zamaApiKey?: string;
   operatorPrivateKey?: string;
   contracts?: Partial<ContractAddresses>;
@@ -41,6 +47,8 @@ export async function createNetwork(config: NetworkConfig): Promise<Network> {
   return createRemoteNetwork({
     network: config.network,
     ...(config.rpcUrl !== undefined ? { rpcUrl: config.rpcUrl } : {}),
+    ...(config.rpcTimeoutMs !== undefined ? { rpcTimeoutMs: config.rpcTimeoutMs } : {}),
+    ...(config.rpcObserver ? { rpcObserver: config.rpcObserver } : {}),
     ...(config.zamaApiKey !== undefined ? { zamaApiKey: config.zamaApiKey } : {}),
     ...(config.operatorPrivateKey !== undefined ? { operatorPrivateKey: config.operatorPrivateKey } : {}),
     contracts: config.contracts ?? {},

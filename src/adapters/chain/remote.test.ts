@@ -61,6 +61,9 @@ describe('remote network configuration', () => {
       /RPC_URL/,
     );
     expect(() =>
+      createRemoteNetwork({ network: 'mainnet', rpcUrl: 'https://a.example, b.example', contracts: {} }),
+    ).toThrow(/RPC_URL/);
+    expect(() =>
       createRemoteNetwork({ network: 'mainnet', operatorPrivateKey: '0x12', contracts: {} }),
     ).toThrow(/OPERATOR_PRIVATE_KEY/);
     expect(() =>
@@ -197,5 +200,29 @@ describe('remote network over a JSON-RPC endpoint', () => {
       auth: { __type: 'ApiKeyHeader', value: 'secret' },
     });
     expect(network.rail.kind).toBe('fhe');
+  });
+
+  it('with several providers, reads fail over and the relayer SDK reads the chain through the same list', async () => {
+    const configs: { network: unknown }[] = [];
+    const network = createRemoteNetwork({
+      network: 'sepolia',
+      // Nothing listens on port 9 of the loopback: the first provider refuses every connection.
+      rpcUrl: `http://127.0.0.1:9/key,${url}`,
+      zamaApiKey: 'key',
+      operatorPrivateKey: KEY,
+      contracts: CONTRACTS,
+      createInstance: async (config) => {
+        configs.push(config as { network: unknown });
+        throw new Error('offline');
+      },
+    });
+    expect(network.upstreamRpcUrl).toBe('http://127.0.0.1:9/key');
+    expect(await network.publicClient.getBlockNumber()).toBe(16n);
+    expect(await network.ready()).toEqual({ ok: true });
+    await network.rail
+      .encryptAmount({ contract: CONTRACTS.confidentialToken, caller: CONTRACTS.stablecoin, amount: 1n })
+      .catch(() => null);
+    const eip1193 = configs[0]?.network as { request: (args: { method: string }) => Promise<unknown> };
+    expect(await eip1193.request({ method: 'eth_chainId' })).toBe('0xaa36a7');
   });
 });

@@ -1,5 +1,6 @@
 /**
- * `NETWORK=sepolia|mainnet|devnet`: viem over `RPC_URL` (HTTP) and a relayer: Zama's (the relayer SDK) on the public
+ * `NETWORK=sepolia|mainnet|devnet`: viem over `RPC_URL` (HTTP; a comma-separated list of providers, in order of
+ * preference, behind one failover transport: `providers.ts`) and a relayer: Zama's (the relayer SDK) on the public
  * networks; on `devnet` (`sealpay devnet`, or `hardhat node` with Zama's plugin) the mock relayer that answers the
  * `fhevm_relayer_*` methods on the same RPC URL, through `@fhevm/mock-utils`'s `MockFhevmInstance`, which has the
  * relayer SDK instance's interface. Everything else is the same code.
@@ -16,7 +17,6 @@ import {
   custom,
   getAddress,
   type Hex,
-  http,
   isAddress,
   type PublicClient,
 } from 'viem';
@@ -24,13 +24,19 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { hardhat, mainnet, sepolia } from 'viem/chains';
 import { AppError, missingSetting } from '../../lib/errors.ts';
 import { createFhevmRail, type FhevmInstanceLike } from '../confidential/fhevm-rail.ts';
+import { createProviderList, type ProviderObserver, splitRpcUrls } from './providers.ts';
 import type { ContractAddresses, Network } from './types.ts';
 
 export type RemoteNetworkName = 'sepolia' | 'mainnet' | 'devnet';
 
 export interface RemoteNetworkOptions {
   network: RemoteNetworkName;
+  /** One URL, or several separated by commas, in order of preference. */
   rpcUrl?: string;
+  /** Per request to one provider (default 10 s): past it, the next provider is asked. */
+  rpcTimeoutMs?: number;
+  /** Told of every request to every provider (the per-provider metrics). */
+  rpcObserver?: ProviderObserver;
   zamaApiKey?: string;
   operatorPrivateKey?: string;
   contracts: Partial<ContractAddresses>;
@@ -84,11 +90,16 @@ export function createRemoteNetwork(options: RemoteNetworkOptions): Network {
   const chain = CHAINS[options.network];
   // The devnet's relayer is the mock one on the RPC URL itself: no Zama credentials.
   const mockRelayer = options.network === 'devnet';
-  const rpcUrl = options.rpcUrl?.trim() || undefined;
+  const rpcUrls = splitRpcUrls(options.rpcUrl);
+  // The first provider: what `GET /network` shows wallets, and the readiness message's subject.
+  const rpcUrl = rpcUrls[0];
   const zamaApiKey = options.zamaApiKey?.trim() || undefined;
   const operatorKey = options.operatorPrivateKey?.trim() || undefined;
 
-  if (rpcUrl && !/^https?:\/\//.test(rpcUrl)) throw invalidSetting('RPC_URL', 'must be an http(s) URL');
+  for (const url of rpcUrls) {
+    if (!/^https?:\/\/[^/]/.test(url))
+      throw invalidSetting('RPC_URL', 'must be http(s) URLs, separated by commas');
+  }
   if (operatorKey && !/^0x[0-9a-fA-F]{64}$/.test(operatorKey)) {
     throw invalidSetting('OPERATOR_PRIVATE_KEY', 'must be a 0x-prefixed 32-byte hex key');
   }
@@ -111,9 +122,19 @@ export function createRemoteNetwork(options: RemoteNetworkOptions): Network {
     return list;
   };
 
+  const providers =
+    rpcUrls.length > 0
+      ? createProviderList({
+          urls: rpcUrls,
+          chain,
+          ...(options.rpcTimeoutMs !== undefined ? { timeoutMs: options.rpcTimeoutMs } : {}),
+          ...(options.rpcObserver ? { observer: options.rpcObserver } : {}),
+        })
+      : null;
   const publicClient = (
-    rpcUrl
-      ? createPublicClient({ chain, transport: http(rpcUrl, { retryCount: 2, timeout: 20_000 }) })
+    providers
+      ? // Each provider is tried once per request; when every one failed, the list is tried again twice.
+        createPublicClient({ chain, transport: custom({ request: providers.request }, { retryCount: 2 }) })
       : createPublicClient({
           chain,
           transport: custom({
@@ -164,7 +185,8 @@ export function createRemoteNetwork(options: RemoteNetworkOptions): Network {
     if (!rpcUrl) return Promise.reject(missingSetting('RPC_URL'));
     instancePromise ??= createInstance({
       ...baseConfig,
-      network: rpcUrl,
+      // Several providers: the SDK reads the chain through the same failover as everything else.
+      network: rpcUrls.length > 1 && providers ? { request: providers.request } : rpcUrl,
       ...(zamaApiKey ? { auth: { __type: 'ApiKeyHeader' as const, value: zamaApiKey } } : {}),
     }).catch((error: unknown) => {
       instancePromise = null;

@@ -16,6 +16,7 @@ import {
   type Address,
   BaseError,
   ExecutionRevertedError,
+  FeeCapTooLowError,
   type Hex,
   InsufficientFundsError,
   InvalidInputRpcError,
@@ -121,6 +122,11 @@ export async function broadcastTransaction(network: ChainAccess, serialized: Hex
   }
 }
 
+/** How often a receipt is looked for: 25 ms on the embedded chain (it mines at once), else a second. */
+export function receiptPollMs(network: ChainAccess): number {
+  return network.chain.id === 31337 ? 25 : 1000;
+}
+
 /**
  * The receipt of exactly this hash, polled every `pollMs` (25 ms on the embedded chain) for up to `timeoutMs`; an
  * RPC failure is thrown at once (the worker retries the step), only a missing receipt is waited out.
@@ -139,7 +145,7 @@ export async function waitForReceipt(
 ): Promise<TransactionReceipt> {
   const timeoutMs = options.timeoutMs ?? 60_000;
   const deadline = Date.now() + timeoutMs;
-  const pollMs = options.pollMs ?? (network.chain.id === 31337 ? 25 : 1000);
+  const pollMs = options.pollMs ?? receiptPollMs(network);
   for (;;) {
     try {
       return await network.publicClient.getTransactionReceipt({ hash });
@@ -188,6 +194,99 @@ export function isRefusedByNode(error: unknown): boolean {
 /** The call would revert (an estimate or a simulation said so). */
 export function isRevert(error: unknown): boolean {
   return causedBy(error, [ExecutionRevertedError]);
+}
+
+/**
+ * What nodes answer when a transaction is refused for its price alone: a fee cap below the base fee, "underpriced"
+ * (a full pool, a floor) and "replacement transaction underpriced", a tip below the node's minimum (geth, anvil,
+ * reth, erigon, nethermind, besu). viem types only the first (`FeeCapTooLowError`, and only from `sendTransaction`,
+ * never from `sendRawTransaction`), so the node's own words are read here and nowhere else.
+ */
+const PRICE_REFUSAL =
+  /underpriced|less than (the )?block base ?fee|fee ?cap (is )?too low|fee ?too ?low|pricing is too low|gas[ _]price[ _](is )?(too[ _]low|below)|tip (needed|below|too low)|priority fee (is )?(too low|below)|below (the )?minimum/i;
+
+/**
+ * The node refused the transaction for its price only (see `PRICE_REFUSAL`): never a failure of what it does, it is
+ * signed again higher at the same nonce.
+ */
+export function isPriceRefusal(error: unknown): boolean {
+  if (!(error instanceof BaseError)) return false;
+  return (
+    error.walk((cause) => {
+      if (cause instanceof FeeCapTooLowError) return true;
+      if (!(cause instanceof Error)) return false;
+      const details = cause instanceof BaseError ? cause.details : '';
+      return PRICE_REFUSAL.test(details) || PRICE_REFUSAL.test(cause.message);
+    }) !== null
+  );
+}
+
+const min = (a: bigint, b: bigint) => (a < b ? a : b);
+const max = (a: bigint, b: bigint) => (a > b ? a : b);
+
+/** What the chain asks now: the next block's base fee and the priority fee the node suggests. */
+export interface FeeQuote {
+  baseFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+}
+
+export async function quoteFees(network: ChainAccess): Promise<FeeQuote> {
+  const client = network.publicClient;
+  // The pending block carries the next block's base fee where the node has one (geth, anvil); else the latest.
+  const [pending, latest, maxPriorityFeePerGas] = await Promise.all([
+    client.getBlock({ blockTag: 'pending' }).catch(() => null),
+    client.getBlock({ blockTag: 'latest' }),
+    client.estimateMaxPriorityFeePerGas(),
+  ]);
+  const baseFeePerGas = max(pending?.baseFeePerGas ?? 0n, latest.baseFeePerGas ?? 0n);
+  return { baseFeePerGas, maxPriorityFeePerGas };
+}
+
+/** The fee policy: the base fee × `multiplierPercent`/100 plus the tip, never above `maxFeePerGas` (wei). */
+export interface FeePolicy {
+  multiplierPercent: bigint;
+  maxFeePerGas: bigint;
+}
+
+function policyFee(quote: FeeQuote, policy: FeePolicy, tip: bigint): bigint {
+  return (quote.baseFeePerGas * policy.multiplierPercent) / 100n + tip;
+}
+
+/** The fees of a first signature: the policy's, capped. */
+export function initialFees(quote: FeeQuote, policy: FeePolicy): FeeEstimate {
+  const maxFeePerGas = min(policyFee(quote, policy, quote.maxPriorityFeePerGas), policy.maxFeePerGas);
+  return { maxFeePerGas, maxPriorityFeePerGas: min(quote.maxPriorityFeePerGas, maxFeePerGas) };
+}
+
+/** At least 12.5 % more (rounded up, and at least 1 wei more): what every node takes as a replacement. */
+export function bumped(fee: bigint): bigint {
+  return fee + max(1n, (fee * 125n + 999n) / 1000n);
+}
+
+/**
+ * The fees of a replacement of an attempt signed at `previous`: each raised by at least 12.5 %, the max fee to at
+ * least what the policy asks now, and doubled after a price refusal (the bytes were not taken, so the pool's
+ * replacement rule does not bind, and the node said the price is short). Null at the cap: no replacement can raise
+ * both fees by 12.5 % any more.
+ */
+export function replacementFees(
+  previous: FeeEstimate,
+  quote: FeeQuote,
+  policy: FeePolicy,
+  options: { refused?: boolean } = {},
+): FeeEstimate | null {
+  const tip = max(bumped(previous.maxPriorityFeePerGas), quote.maxPriorityFeePerGas);
+  let maxFeePerGas = max(bumped(previous.maxFeePerGas), policyFee(quote, policy, tip));
+  if (options.refused) maxFeePerGas = max(maxFeePerGas, previous.maxFeePerGas * 2n);
+  maxFeePerGas = min(maxFeePerGas, policy.maxFeePerGas);
+  const maxPriorityFeePerGas = min(tip, maxFeePerGas);
+  if (
+    maxFeePerGas < bumped(previous.maxFeePerGas) ||
+    maxPriorityFeePerGas < bumped(previous.maxPriorityFeePerGas)
+  ) {
+    return null;
+  }
+  return { maxFeePerGas, maxPriorityFeePerGas };
 }
 
 /** The sender cannot pay for the gas (and value) of the call. */

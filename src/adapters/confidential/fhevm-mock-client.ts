@@ -5,21 +5,25 @@
  * could disagree with it.
  */
 import { MockFhevmInstance, contracts as mockContracts, relayer } from '@fhevm/mock-utils';
-import { JsonRpcProvider } from 'ethers';
+import { BrowserProvider, type Eip1193Provider, JsonRpcProvider } from 'ethers';
 import { getAddress } from 'viem';
 
 /**
- * Connects a `MockFhevmInstance` to the chain and relayer at `rpcUrl` (a `sealpay devnet`, or `hardhat node` with
- * Zama's plugin): the relayer's metadata and the verifiers' domains, signers and thresholds are read from there.
+ * Connects a `MockFhevmInstance` to the chain and relayer at `rpc` (a `sealpay devnet`, or `hardhat node` with
+ * Zama's plugin; a URL, or an EIP-1193 provider such as the service's list of providers): the relayer's metadata and
+ * the verifiers' domains, signers and thresholds are read from there.
  */
-export async function createMockFhevmClient(rpcUrl: string): Promise<MockFhevmInstance> {
+export async function createMockFhevmClient(rpc: string | Eip1193Provider): Promise<MockFhevmInstance> {
   // No polling and no cache: the mock reads ACL permissions right after a transaction is mined.
-  const provider = new JsonRpcProvider(rpcUrl, undefined, {
-    staticNetwork: true,
-    cacheTimeout: -1,
-    polling: false,
-    batchMaxCount: 1,
-  });
+  const provider =
+    typeof rpc === 'string'
+      ? new JsonRpcProvider(rpc, undefined, {
+          staticNetwork: true,
+          cacheTimeout: -1,
+          polling: false,
+          batchMaxCount: 1,
+        })
+      : new BrowserProvider(rpc, undefined, { staticNetwork: true, cacheTimeout: -1, polling: false });
   const metadata = (await provider.send(relayer.RELAYER_METADATA, [])) as relayer.RelayerMetadata;
   relayer.assertIsRelayerMetadata(metadata);
   const chainId = Number((await provider.getNetwork()).chainId);

@@ -1,6 +1,6 @@
 import { index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { users } from './accounts.ts';
-import { createdAt, ts } from './columns.ts';
+import { createdAt, serviceNow, ts } from './columns.ts';
 
 /**
  * Password reset tokens: the email carries the token, the database only its hash. Single use (`usedAt`, set by a
@@ -41,7 +41,7 @@ export const emailOutbox = pgTable(
     /** The message (`{to, subject, text, html?}` as JSON), sealed; null once sent. */
     messageSealed: text('message_sealed'),
     attempts: integer('attempts').notNull().default(0),
-    nextAttemptAt: ts('next_attempt_at').notNull().defaultNow(),
+    nextAttemptAt: ts('next_attempt_at').notNull().default(serviceNow),
     leaseUntil: ts('lease_until'),
     sentAt: ts('sent_at'),
     /** The last delivery failure's message (the transport's, never the message's content). */

@@ -3,7 +3,7 @@ import { bigint, index, integer, jsonb, numeric, pgTable, text, uniqueIndex } fr
 import type { Address, Hex } from 'viem';
 import type { TransactionErrorCode } from '../../lib/errors.ts';
 import { apiKeys, users } from './accounts.ts';
-import { createdAt, ts, updatedAt } from './columns.ts';
+import { createdAt, serviceNow, ts, updatedAt } from './columns.ts';
 import { wallets } from './wallets.ts';
 
 export const TRANSACTION_TYPES = [
@@ -31,6 +31,12 @@ export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
 export const TRANSACTION_DIRECTIONS = ['in', 'out'] as const;
 export type TransactionDirection = (typeof TRANSACTION_DIRECTIONS)[number];
 
+/**
+ * The step of a `TRANSFER` out that the chain follower saw and the service did not send: money moved with the
+ * wallet's key outside the API (after `POST /wallets/{id}/export`), or by an external wallet's owner.
+ */
+export const SENT_OUTSIDE_STEP = 'sent-outside';
+
 /** What a transaction records beyond its columns (shown as `metadata`); every field belongs to some types only. */
 export type TransactionMetadata = {
   /** Letter legs: the letter, and which of its legs the row is. */
@@ -46,6 +52,8 @@ export type TransactionMetadata = {
   finalizeAttempt?: number;
   /** Letter legs: whether the vault's event was decrypted and held the letter's amount. */
   verified?: boolean;
+  /** A transfer out the service did not send, seen on chain (step `sent-outside`): moved outside sealpay. */
+  sentOutside?: boolean;
 };
 
 /**
@@ -87,7 +95,7 @@ export const transactions = pgTable(
     batchId: text('batch_id'),
     batchLeg: integer('batch_leg'),
     attempts: integer('attempts').notNull().default(0),
-    nextAttemptAt: ts('next_attempt_at').notNull().defaultNow(),
+    nextAttemptAt: ts('next_attempt_at').notNull().default(serviceNow),
     leaseOwner: text('lease_owner'),
     leaseUntil: ts('lease_until'),
     /** The API key that asked for the row (null: a session, or the service itself): a key's spend is summed here. */
@@ -113,6 +121,10 @@ export const transactions = pgTable(
     uniqueIndex('transactions_received_log_key')
       .on(t.chainId, t.txHash, t.logIndex, t.walletId)
       .where(sql`${t.direction} = 'in'`),
+    // And each transfer out of a wallet that the service did not send (an exported key's holder moved the money).
+    uniqueIndex('transactions_outflow_log_key')
+      .on(t.chainId, t.txHash, t.logIndex, t.walletId)
+      .where(sql`${t.direction} = 'out' and ${t.step} = '${sql.raw(SENT_OUTSIDE_STEP)}'`),
     index('transactions_batch_idx').on(t.batchId).where(sql`${t.batchId} is not null`),
     index('transactions_api_key_created_idx')
       .on(t.apiKeyId, t.createdAt)
@@ -149,11 +161,37 @@ export const chainSubmissions = pgTable(
     uniqueIndex('chain_submissions_purpose_key').on(t.transactionId, t.purpose),
     uniqueIndex('chain_submissions_nonce_key').on(t.fromAddress, t.nonce),
     uniqueIndex('chain_submissions_hash_key').on(t.txHash),
+    index('chain_submissions_block_idx').on(t.blockNumber).where(sql`${t.blockNumber} is not null`),
   ],
 );
 
 export type SubmissionRow = typeof chainSubmissions.$inferSelect;
 export type NewSubmission = typeof chainSubmissions.$inferInsert;
+
+/**
+ * Every signed attempt of a submission (its first signature and each replacement at a higher fee: the same nonce,
+ * `to`, `data` and `value`), stored before it is broadcast. `sentBlock` is the chain's height when it was last
+ * broadcast: the replacement rule counts blocks from it.
+ */
+export const chainSubmissionAttempts = pgTable(
+  'chain_submission_attempts',
+  {
+    id: text('id').primaryKey(),
+    submissionId: text('submission_id')
+      .notNull()
+      .references(() => chainSubmissions.id, { onDelete: 'cascade' }),
+    rawTx: text('raw_tx').$type<Hex>().notNull(),
+    txHash: text('tx_hash').$type<Hex>().notNull(),
+    sentBlock: bigint('sent_block', { mode: 'bigint' }),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex('chain_submission_attempts_hash_key').on(t.txHash),
+    index('chain_submission_attempts_submission_idx').on(t.submissionId, t.createdAt),
+  ],
+);
+
+export type SubmissionAttemptRow = typeof chainSubmissionAttempts.$inferSelect;
 
 /** The next nonce of every address the service signs for, allocated in the database so workers never collide. */
 export const addressNonces = pgTable('address_nonces', {

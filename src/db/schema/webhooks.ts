@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
 import { users } from './accounts.ts';
-import { createdAt, ts, updatedAt } from './columns.ts';
+import { createdAt, serviceNow, ts, updatedAt } from './columns.ts';
 
 /** What an account can subscribe to; `webhook.test` is sent on request only and cannot be subscribed to. */
 export const WEBHOOK_EVENT_TYPES = [
@@ -94,7 +94,7 @@ export const webhookDeliveries = pgTable(
     eventSeq: bigint('event_seq', { mode: 'number' }).notNull(),
     status: text('status', { enum: WEBHOOK_DELIVERY_STATUSES }).notNull().default('PENDING'),
     attempts: integer('attempts').notNull().default(0),
-    nextAttemptAt: ts('next_attempt_at').notNull().defaultNow(),
+    nextAttemptAt: ts('next_attempt_at').notNull().default(serviceNow),
     leaseOwner: text('lease_owner'),
     leaseUntil: ts('lease_until'),
     lastStatusCode: integer('last_status_code'),

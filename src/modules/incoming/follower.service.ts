@@ -1,14 +1,15 @@
 /**
  * The chain follower: money received by any wallet the service knows (custodial or external) becomes a transaction
- * of the receiving account with `direction: "in"`. It reads the logs of cSTABLE (`ConfidentialTransfer`) and of the
+ * of the receiving account with `direction: "in"`, and money sent from one of them by anyone but the service (a
+ * custodial wallet's exported key, an external wallet's owner) a `TRANSFER` with `direction: "out"`. It reads the logs of cSTABLE (`ConfidentialTransfer`) and of the
  * public stablecoin (`Transfer`) block range by block range, behind a cursor kept in the database; a range's rows
  * and the cursor's move commit together, so a restart resumes where the last commit ended (no gap), and the
- * unique index on (chain, tx hash, log index, wallet) keeps a range read twice from counting twice.
+ * unique indexes on (chain, tx hash, log index, wallet) keep a range read twice from counting twice.
  */
 import { type Address, getAddress, type Hex, isAddressEqual, parseAbi } from 'viem';
 import { CONFIDENTIAL_TOKEN_SYMBOL, STABLECOIN_SYMBOL } from '../../adapters/chain/contracts.ts';
 import type { Network } from '../../adapters/chain/types.ts';
-import type { NewTransaction, WalletRow } from '../../db/schema/index.ts';
+import { type NewTransaction, SENT_OUTSIDE_STEP, type WalletRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/logger.ts';
@@ -66,7 +67,10 @@ async function readReceived(network: Network, fromBlock: bigint, toBlock: bigint
   return received;
 }
 
-/** The amount received: in clear for public transfers, decrypted with the wallet's key for custodial ones. */
+/**
+ * The amount moved: in clear for public transfers, decrypted with the wallet's key for custodial ones (the token
+ * lets both sides of a confidential transfer read its amount).
+ */
 async function amountOf(
   deps: Deps,
   network: Network,
@@ -80,6 +84,39 @@ async function amountOf(
     contract: network.contracts.confidentialToken,
     privateKey: openWalletKey(deps.keyring, wallet),
   });
+}
+
+/**
+ * A transfer out of `wallet` the service did not send: `CONFIRMED` at once (it is on chain), the recipient as
+ * counterparty, the amount in clear, decrypted with a custodial wallet's key (a sender may read what it sent), or
+ * null for an external wallet's confidential transfer.
+ */
+function outflowRow(
+  network: Network,
+  wallet: WalletRow,
+  item: Received,
+  amount: bigint | null,
+): NewTransaction {
+  return {
+    id: newId(),
+    userId: wallet.userId,
+    walletId: wallet.id,
+    type: 'TRANSFER',
+    direction: 'out',
+    status: 'CONFIRMED',
+    step: SENT_OUTSIDE_STEP,
+    chainId: network.chainId,
+    amount: amount === null ? null : amount.toString(),
+    token: item.token,
+    txHash: item.txHash,
+    fromAddress: item.from,
+    toAddress: item.to,
+    counterparty: item.to,
+    metadata: { sentOutside: true },
+    blockNumber: item.blockNumber,
+    blockHash: item.blockHash,
+    logIndex: item.logIndex,
+  };
 }
 
 /**
@@ -105,15 +142,23 @@ export async function followOnce(
   if (confirmed <= cursor) return { blocks: 0, recorded: 0 };
   const toBlock = confirmed - cursor > MAX_BLOCKS_PER_ROUND ? cursor + MAX_BLOCKS_PER_ROUND : confirmed;
   const received = await readReceived(network, cursor + 1n, toBlock);
-  const recipients = await walletsAt(db, [...new Set(received.map((item) => item.to))]);
-  const walletByAddress = new Map(recipients.map((wallet) => [wallet.address.toLowerCase(), wallet]));
+  const parties = new Set(received.flatMap((item) => [item.to, item.from]));
+  const known = await walletsAt(db, [...parties]);
+  const walletByAddress = new Map(known.map((wallet) => [wallet.address.toLowerCase(), wallet]));
   const sent = await sentByService(db, [...new Set(received.map((item) => item.txHash))]);
   const rows: NewTransaction[] = [];
   for (const item of received) {
+    const hash = item.txHash.toLowerCase();
+    const sender = walletByAddress.get(item.from.toLowerCase());
+    // Money out of a wallet that no row of the service sent: the holder of an exported key (or an external
+    // wallet's owner) moved it. Recorded so the ledger still adds up.
+    if (sender && !sent.submitted.has(hash)) {
+      const amount = await amountOf(deps, network, sender, item);
+      if (amount !== 0n) rows.push(outflowRow(network, sender, item, amount));
+    }
     const wallet = walletByAddress.get(item.to.toLowerCase());
     if (!wallet) continue;
     // The wallet's own operation (a mint, a faucet payment, a payout, a letter's claim or refund) has its row.
-    const hash = item.txHash.toLowerCase();
     if (sent.own.has(`${hash}:${wallet.id}`)) continue;
     // An ERC-7984 transfer its sender could not cover moves an encrypted zero: the sender's row FAILED, and a
     // custodial recipient decrypts 0. Nothing was received.
@@ -169,7 +214,7 @@ export function startFollower(deps: Deps, logger: Logger): () => Promise<void> {
       running = followOnce(deps, network)
         .then(({ blocks, recorded }) => {
           failures = 0;
-          if (recorded > 0) logger.info({ blocks, recorded }, 'money received recorded');
+          if (recorded > 0) logger.info({ blocks, recorded }, 'money moved on chain recorded');
           if (blocks >= Number(MAX_BLOCKS_PER_ROUND)) delay = 0;
         })
         .catch((error: unknown) => {

@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { type Address, createWalletClient, custom, erc20Abi, getAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +9,9 @@ import {
   type TestContext,
   waitForStatus,
 } from '../../../test/harness.ts';
-import { type WalletRow, wallets } from '../../db/schema/index.ts';
+import { transactions, type WalletRow, wallets } from '../../db/schema/index.ts';
+import { newId } from '../../lib/ids.ts';
+import { insertTransaction } from '../transactions/transactions.repository.ts';
 import { openWalletKey } from '../wallets/custody.ts';
 import { followOnce, startFollower } from './follower.service.ts';
 import { readCursor } from './incoming.repository.ts';
@@ -216,5 +218,25 @@ describe('money received', () => {
       amount: '4.25',
       counterparty: getAddress(aliceWallet.address),
     });
+    // The service did not send it: Alice's side is money sent outside sealpay, recorded once.
+    const sentOutside = (await list(alice)).filter((item) => item.txHash === hash);
+    expect(sentOutside).toHaveLength(1);
+    expect(sentOutside[0]).toMatchObject({
+      type: 'TRANSFER',
+      direction: 'out',
+      status: 'CONFIRMED',
+      token: 'STABLE',
+      amount: '4.25',
+      toAddress: getAddress(carolExternal.address),
+      counterparty: getAddress(carolExternal.address),
+      metadata: { sentOutside: true },
+    });
+    // However often its block is read, the database keeps one row per log and sending wallet.
+    const [recorded] = await ctx.deps.database.db
+      .select()
+      .from(transactions)
+      .where(and(eq(transactions.txHash, hash), eq(transactions.direction, 'out')));
+    if (!recorded) throw new Error('no outflow row');
+    await expect(insertTransaction(ctx.deps.database.db, { ...recorded, id: newId() })).rejects.toThrow();
   });
 });

@@ -1,4 +1,4 @@
-import { and, eq, inArray, ne, sql } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import type { Address, Hex } from 'viem';
 import type { DbOrTx } from '../../db/client.ts';
 import {
@@ -56,32 +56,37 @@ export function walletsAt(db: DbOrTx, addresses: Address[]): Promise<WalletRow[]
 /**
  * What the service itself sent among these chain transactions: `own` holds `{txHash}:{walletId}` for each row it
  * sent one for (a mint, a faucet payment, a redeem's payout, a letter's claim or refund already has its row
- * there), `movedNothing` the hashes of rows that FAILED (a confidential transfer of an encrypted zero).
+ * there), `movedNothing` the hashes of rows that FAILED (a confidential transfer of an encrypted zero), and
+ * `submitted` every hash the service signed (whatever it moved out of a wallet, a row of the service says so).
  * A batch of transfers is stored under its first leg but carries every leg's transfer, each between two other
- * wallets: it says nothing of the first leg's wallet as a recipient, so it is left out of both.
+ * wallets: it says nothing of the first leg's wallet as a recipient, so it is left out of `own` and `movedNothing`.
  */
 export async function sentByService(
   db: DbOrTx,
   txHashes: Hex[],
-): Promise<{ own: Set<string>; movedNothing: Set<string> }> {
-  if (txHashes.length === 0) return { own: new Set(), movedNothing: new Set() };
+): Promise<{ own: Set<string>; movedNothing: Set<string>; submitted: Set<string> }> {
+  if (txHashes.length === 0) return { own: new Set(), movedNothing: new Set(), submitted: new Set() };
   const found = await db
-    .select({ txHash: chainSubmissions.txHash, walletId: transactions.walletId, status: transactions.status })
+    .select({
+      txHash: chainSubmissions.txHash,
+      purpose: chainSubmissions.purpose,
+      walletId: transactions.walletId,
+      status: transactions.status,
+    })
     .from(chainSubmissions)
     .innerJoin(transactions, eq(transactions.id, chainSubmissions.transactionId))
     .where(
-      and(
-        inArray(
-          sql`lower(${chainSubmissions.txHash})`,
-          txHashes.map((hash) => hash.toLowerCase()),
-        ),
-        ne(chainSubmissions.purpose, BATCH_PURPOSE),
+      inArray(
+        sql`lower(${chainSubmissions.txHash})`,
+        txHashes.map((hash) => hash.toLowerCase()),
       ),
     );
+  const single = found.filter((row) => row.purpose !== BATCH_PURPOSE);
   return {
-    own: new Set(found.map((row) => `${row.txHash.toLowerCase()}:${row.walletId}`)),
+    own: new Set(single.map((row) => `${row.txHash.toLowerCase()}:${row.walletId}`)),
     movedNothing: new Set(
-      found.filter((row) => row.status === 'FAILED').map((row) => row.txHash.toLowerCase()),
+      single.filter((row) => row.status === 'FAILED').map((row) => row.txHash.toLowerCase()),
     ),
+    submitted: new Set(found.map((row) => row.txHash.toLowerCase())),
   };
 }

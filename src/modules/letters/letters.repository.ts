@@ -103,6 +103,22 @@ async function changeLetter(
   });
 }
 
+/** Whether a claim of the letter has failed before (a sandbox magic amount fails only the first claim). */
+export async function hasFailedClaim(db: DbOrTx, letterId: string): Promise<boolean> {
+  const [found] = await db
+    .select({ id: transactions.id })
+    .from(transactions)
+    .where(
+      and(
+        eq(transactions.type, 'LETTER_CLAIM'),
+        eq(transactions.status, 'FAILED'),
+        sql`${transactions.metadata}->>'letterId' = ${letterId}`,
+      ),
+    )
+    .limit(1);
+  return found !== undefined;
+}
+
 /** Guarded letter update: applies only while the letter is in one of `from`. */
 export function moveLetter(
   db: DbOrTx,

@@ -69,7 +69,8 @@ export async function enableTotp(deps: Deps, user: UserRow, code: string): Promi
     throw notConfigured('There is no pending TOTP enrollment. Call POST /me/totp/setup first.');
   }
   const now = deps.clock.now();
-  const step = matchTotpStep(openSecret(deps, user, pending), code, now, user.totpLastStep);
+  // TOTP steps follow real time: the authenticator app knows nothing of the sandbox's test clock.
+  const step = matchTotpStep(openSecret(deps, user, pending), code, deps.wallClock.now(), user.totpLastStep);
   if (step === null) throw invalidCode();
   const recovery = newRecoveryCodes(user.id);
   // The pending secret becomes the active one only if it is still the pending one and the step is unspent.
@@ -89,7 +90,7 @@ export async function enableTotp(deps: Deps, user: UserRow, code: string): Promi
  * (anything that is not six digits is read as one). Null when it proves nothing. Nothing is spent here: the update
  * that acts on the proof spends it, guarded, so a code works once also under concurrent requests.
  */
-function secondFactorProof(deps: Deps, user: UserRow, code: string, now: Date): SecondFactorProof | null {
+function secondFactorProof(deps: Deps, user: UserRow, code: string): SecondFactorProof | null {
   if (!isTotpCode(code)) {
     const hash = hashRecoveryCode(user.id, code);
     // Compared with every stored hash, with no early exit.
@@ -103,7 +104,7 @@ function secondFactorProof(deps: Deps, user: UserRow, code: string, now: Date): 
   const step = matchTotpStep(
     openSecret(deps, user, user.totpSecretSealed),
     code.trim(),
-    now,
+    deps.wallClock.now(),
     user.totpLastStep,
   );
   return step === null ? null : { kind: 'totp', step };
@@ -124,7 +125,7 @@ export async function disableTotp(
   }
   await verifyCurrentPassword(deps, request, user, credentials.password);
   const now = deps.clock.now();
-  const proof = secondFactorProof(deps, user, credentials.code, now);
+  const proof = secondFactorProof(deps, user, credentials.code);
   if (!proof) throw invalidCode();
   const deactivated = await deps.database.db.transaction(async (tx) => {
     const row = await deactivateTotp(tx, user.id, proof, now);
@@ -150,7 +151,7 @@ export async function regenerateRecoveryCodes(
   }
   await verifyCurrentPassword(deps, request, user, credentials.password);
   const now = deps.clock.now();
-  const proof = secondFactorProof(deps, user, credentials.code, now);
+  const proof = secondFactorProof(deps, user, credentials.code);
   if (!proof) throw invalidCode();
   const recovery = newRecoveryCodes(user.id);
   const replaced = await replaceRecoveryCodes(deps.database.db, user.id, proof, recovery.hashes, now);
@@ -191,7 +192,7 @@ export async function completeTotpLogin(
   if (!pending) throw await fail();
   const user = await findUserById(db, pending.userId);
   if (!user?.totpEnabled || !user.totpSecretSealed) throw await fail();
-  const proof = secondFactorProof(deps, user, code, now);
+  const proof = secondFactorProof(deps, user, code);
   if (!proof) {
     await countPendingTotpFailure(db, pending.id);
     throw await fail();

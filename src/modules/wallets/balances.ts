@@ -13,7 +13,13 @@ import { requireNetwork } from '../network/network.service.ts';
 import { openWalletKey } from './custody.ts';
 import { toWallet } from './wallets.schema.ts';
 
-async function decryptBalance(deps: Deps, network: Network, wallet: WalletRow, handle: Hex): Promise<bigint> {
+/** A confidential balance handle decrypted with the custodial wallet's key, kept by handle (a handle never changes). */
+export async function decryptBalance(
+  deps: Deps,
+  network: Network,
+  wallet: WalletRow,
+  handle: Hex,
+): Promise<bigint> {
   if (handle === zeroHash) return 0n;
   const cacheKey = `${network.contracts.confidentialToken}:${wallet.address}:${handle}`;
   const cached = deps.balanceCache.get(cacheKey);

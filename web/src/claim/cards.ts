@@ -112,7 +112,12 @@ export function resultCard(
       h('dt', null, 'Chain hash'),
       h('dd', null, txLink(transaction.txHash, transaction.explorerUrl, 'not sent yet')),
       h('dt', null, 'Into'),
-      h('dd', null, wallet ? `${wallet.label} ` : null, h('code', null, shortHex(address, 6))),
+      h(
+        'dd',
+        { class: 'into-address' },
+        wallet ? `${wallet.label} ` : null,
+        h('code', { class: 'hash' }, address),
+      ),
       h('dt', null, 'Reference'),
       h('dd', null, h('code', null, transaction.id)),
     ),

@@ -248,7 +248,28 @@ const NEW_WALLET = 'new';
 /** A wallet this page created for a claim that then failed: a retry claims into it rather than making another. */
 let createdForClaim: Wallet | null = null;
 
-async function walletStep(known?: Wallet[]): Promise<void> {
+/** The account's wallet at `address` (one already added), or a watch-only wallet added now for it. */
+async function externalWallet(address: string, wallets: Wallet[]): Promise<Wallet> {
+  const same = (w: Wallet) => w.address.toLowerCase() === address.toLowerCase();
+  const known = wallets.find(same);
+  if (known) return known;
+  try {
+    return (
+      await post<{ wallet: Wallet }>('/wallets', { type: 'EXTERNAL', address, label: 'External address' })
+    ).wallet;
+  } catch (error) {
+    // Added meanwhile (another tab): use it.
+    const again = error instanceof ApiError && error.code === 'wallet_exists' ? await ownWallets() : null;
+    const found = again?.find(same);
+    if (found) return found;
+    throw error;
+  }
+}
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+/** The wallet choice; `selected` (a wallet just added) is checked, else the primary one. */
+async function walletStep(known?: Wallet[], selected?: string): Promise<void> {
   replace(status);
   const wallets = known ?? (await ownWallets());
   if (wallets === null) return;
@@ -259,7 +280,7 @@ async function walletStep(known?: Wallet[]): Promise<void> {
       value: w.id,
       label: `${w.label} `,
       detail: `${w.type === 'CUSTODIAL' ? 'custodial' : 'watch-only'} · ${shortHex(w.address, 4)}`,
-      checked: w.isPrimary,
+      checked: selected ? w.id === selected : w.isPrimary,
     })),
     {
       value: NEW_WALLET,
@@ -280,20 +301,23 @@ async function walletStep(known?: Wallet[]): Promise<void> {
     placeholder: '0x…',
   });
   const externalButton = h('button', { type: 'button', class: 'secondary' }, 'Add this address');
+  /** The typed address, or null (with the reason shown) when it is not one. */
+  const typedAddress = (): string | null => {
+    const address = externalAddress.value.trim();
+    if (ADDRESS.test(address)) return address;
+    showError(status, 'Enter an address: 0x followed by 40 hexadecimal characters.');
+    externalAddress.focus();
+    return null;
+  };
   externalButton.addEventListener('click', async () => {
-    if (!/^0x[0-9a-fA-F]{40}$/.test(externalAddress.value.trim())) {
-      showError(status, 'Enter an address: 0x followed by 40 hexadecimal characters.');
-      externalAddress.focus();
-      return;
-    }
+    const address = typedAddress();
+    if (!address) return;
     externalButton.disabled = true;
     try {
-      await post('/wallets', {
-        type: 'EXTERNAL',
-        address: externalAddress.value.trim(),
-        label: 'External address',
-      });
-      await walletStep();
+      const wallet = await externalWallet(address, wallets);
+      // The address just added is the one chosen: Claim pays it.
+      await walletStep(undefined, wallet.id);
+      stepSlot.querySelector<HTMLInputElement>(`input[value="${CSS.escape(wallet.id)}"]`)?.focus();
     } catch (error) {
       showError(status, plainError(error));
       enableAgain(externalButton);
@@ -319,15 +343,32 @@ async function walletStep(known?: Wallet[]): Promise<void> {
     ),
     h(
       'details',
-      null,
+      { class: 'own-address' },
       h('summary', null, 'Use an address you already own instead'),
       field('Your address', externalAddress, 'The amount arrives there as confidential cSTABLE.'),
       externalButton,
     ),
     claimButton,
   );
-  form.addEventListener('submit', (event) => {
+  const ownAddress = form.querySelector('details') as HTMLDetailsElement;
+  form.addEventListener('submit', async (event) => {
     event.preventDefault();
+    replace(status);
+    // An address typed under "Use an address you already own instead" is where the money goes.
+    if (ownAddress.open && externalAddress.value.trim()) {
+      const address = typedAddress();
+      if (!address) return;
+      claimButton.disabled = true;
+      try {
+        const wallet = await externalWallet(address, wallets);
+        const all = wallets.some((w) => w.id === wallet.id) ? wallets : [...wallets, wallet];
+        await claim(wallet.id, claimButton, all);
+      } catch (error) {
+        showError(status, plainError(error));
+        enableAgain(claimButton);
+      }
+      return;
+    }
     const walletId = radios.find((r) => r.checked)?.value;
     if (walletId) void claim(walletId, claimButton, wallets);
   });

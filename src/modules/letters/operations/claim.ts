@@ -3,10 +3,11 @@ import { encodeLetterRelease, readLetter } from '../../../adapters/confidential/
 import type { TransactionRow } from '../../../db/schema/index.ts';
 import type { Operation, OperationContext } from '../../../deps.ts';
 import { transition } from '../../../worker/outbox.repository.ts';
+import { sandboxTrigger } from '../../../worker/sandbox-faults.ts';
 import { amountOf, blockFields, recipientOf, withMetadata } from '../../../worker/steps.ts';
 import { PreflightError, submitOnce } from '../../../worker/submissions.ts';
-import { moveLetter } from '../letters.repository.ts';
-import { legLetter, settleLeg } from './legs.ts';
+import { hasFailedClaim, moveLetter } from '../letters.repository.ts';
+import { legLetter, letterNeedsReview, settleLeg } from './legs.ts';
 
 /** The operator releases exactly the letter's escrow to the claimant's address. */
 async function runClaim(ctx: OperationContext, row: TransactionRow): Promise<void> {
@@ -26,6 +27,7 @@ async function runClaim(ctx: OperationContext, row: TransactionRow): Promise<voi
             privateKey: ctx.network.operator.privateKey,
           })
         : 0n;
+    await sandboxClaimPreflight(ctx, row, letter.id);
     if (held !== amount) {
       throw new PreflightError(
         'The escrow vault cannot cover this letter right now. The letter stays claimable.',
@@ -52,6 +54,9 @@ async function runClaim(ctx: OperationContext, row: TransactionRow): Promise<voi
       metadata: withMetadata(row, { verified }),
       ...blockFields(receipt),
     });
+    // A sandbox letter of `…504`: the release is done and recorded, the letter's own bookkeeping is left to the
+    // reconciliation (the sweep), so the claim answers `502 claim_unsettled` until it lands.
+    if (sandboxTrigger(ctx.deps, row) === 'claim_unsettled') return;
     await moveLetter(tx, letter.id, ['CLAIMING'], {
       status: 'CLAIMED',
       claimedAt: now,
@@ -60,6 +65,23 @@ async function runClaim(ctx: OperationContext, row: TransactionRow): Promise<voi
       error: verified ? null : 'The release could not be verified; an operator will review it.',
     });
   });
+}
+
+/**
+ * The first claim of a sandbox letter of `…502` or `…503` is refused before the release is signed (`claim_failed`,
+ * `escrow_vault_underfunded`); the letter stays claimable and the next claim goes through.
+ */
+async function sandboxClaimPreflight(ctx: OperationContext, row: TransactionRow, letterId: string) {
+  const trigger = sandboxTrigger(ctx.deps, row);
+  if (trigger !== 'claim_failed' && trigger !== 'escrow_vault_underfunded') return;
+  if (await hasFailedClaim(ctx.deps.database.db, letterId)) return;
+  throw new PreflightError(
+    trigger === 'claim_failed'
+      ? 'The release was refused (sandbox test amount ending in 502): nothing moved; the letter stays claimable.'
+      : 'The escrow vault cannot cover this letter right now (sandbox test amount ending in 503). The letter ' +
+          'stays claimable.',
+    { errorCode: trigger },
+  );
 }
 
 /** A release that did not happen leaves the letter claimable again, by anyone holding the code. */
@@ -79,4 +101,5 @@ export const claim: Operation = {
   failureCode: 'claim_failed',
   run: runClaim,
   onFailure: claimFailed,
+  onDeepReorg: letterNeedsReview,
 };

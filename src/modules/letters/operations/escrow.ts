@@ -7,7 +7,7 @@ import { amountOf, blockFields, fail, withMetadata } from '../../../worker/steps
 import { submitOnce } from '../../../worker/submissions.ts';
 import { spendingWallet } from '../../wallets/wallets.service.ts';
 import { moveLetter } from '../letters.repository.ts';
-import { legLetter, settleLeg } from './legs.ts';
+import { legLetter, letterNeedsReview, settleLeg } from './legs.ts';
 
 /** The sender's wallet moves the sealed amount into the vault, recorded under the letter's vault id. */
 async function runEscrow(ctx: OperationContext, row: TransactionRow): Promise<void> {
@@ -63,4 +63,5 @@ export const escrow: Operation = {
   failureCode: 'escrow_failed',
   run: runEscrow,
   onFailure: escrowFailed,
+  onDeepReorg: letterNeedsReview,
 };

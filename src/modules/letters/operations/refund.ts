@@ -6,7 +6,7 @@ import { transition } from '../../../worker/outbox.repository.ts';
 import { amountOf, blockFields, withMetadata } from '../../../worker/steps.ts';
 import { PreflightError, submitOnce } from '../../../worker/submissions.ts';
 import { updateLetter } from '../letters.repository.ts';
-import { legLetter, settleLeg } from './legs.ts';
+import { legLetter, letterNeedsReview, settleLeg } from './legs.ts';
 
 /** The operator returns the letter's escrow to its sender (void, expiry). */
 async function runRefund(ctx: OperationContext, row: TransactionRow): Promise<void> {
@@ -38,4 +38,5 @@ export const refund: Operation = {
   token: CONFIDENTIAL_TOKEN_SYMBOL,
   failureCode: 'refund_failed',
   run: runRefund,
+  onDeepReorg: letterNeedsReview,
 };

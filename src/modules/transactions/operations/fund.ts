@@ -62,12 +62,11 @@ async function runFund(ctx: OperationContext, row: TransactionRow): Promise<void
     step: 'submitted',
     metadata: withMetadata(row, { gasTxHash: gas.txHash }),
   });
-  await settle(ctx, gas);
+  const gasReceipt = await settle(ctx, gas);
   const receipt = await settle(ctx, fund);
   await transition(db, row.id, ['QUEUED', 'PENDING'], {
     status: 'CONFIRMED',
-    txHash: fund.txHash,
-    metadata: withMetadata(row, { gasTxHash: gas.txHash }),
+    metadata: withMetadata(row, { gasTxHash: gasReceipt.transactionHash }),
     ...blockFields(receipt),
   });
 }

@@ -61,7 +61,6 @@ async function runMint(ctx: OperationContext, row: TransactionRow): Promise<void
   const receipt = await settle(ctx, wrap);
   await transition(db, row.id, ['QUEUED', 'PENDING'], {
     status: 'CONFIRMED',
-    txHash: wrap.txHash,
     metadata,
     ...blockFields(receipt),
   });

@@ -74,8 +74,11 @@ async function runRedeem(ctx: OperationContext, row: TransactionRow): Promise<vo
       .getTransactionReceipt({ hash: previous.txHash })
       .catch(() => null);
     if (landed?.status === 'success') {
-      await settle(ctx, previous);
-      await transition(db, row.id, 'SETTLING', { status: 'SETTLED', settlementTxHash: previous.txHash });
+      const settled = await settle(ctx, previous);
+      await transition(db, row.id, 'SETTLING', {
+        status: 'SETTLED',
+        settlementTxHash: settled.transactionHash,
+      });
       return;
     }
   }
@@ -89,8 +92,9 @@ async function runRedeem(ctx: OperationContext, row: TransactionRow): Promise<vo
       data: encodeFinalizeUnwrap(requestId, cleartext, decryption.decryptionProof),
     }),
   );
+  let settlementTxHash = finalize.txHash;
   try {
-    await settle(ctx, finalize);
+    settlementTxHash = (await settle(ctx, finalize)).transactionHash;
   } catch (error) {
     if (!(error instanceof RevertedError)) throw error; // no receipt yet: the same bytes are waited for again
     // The payout reverted: the row stays SETTLING and the next attempt signs a fresh finalize. The burn has
@@ -102,7 +106,7 @@ async function runRedeem(ctx: OperationContext, row: TransactionRow): Promise<vo
       cause: error,
     });
   }
-  await transition(db, row.id, 'SETTLING', { status: 'SETTLED', settlementTxHash: finalize.txHash });
+  await transition(db, row.id, 'SETTLING', { status: 'SETTLED', settlementTxHash });
 }
 
 export const redeem: Operation = {

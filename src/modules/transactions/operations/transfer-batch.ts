@@ -358,7 +358,7 @@ export async function driveBatch(ctx: OperationContext, batchId: string): Promis
     plan.flatMap((leg, index) =>
       movedWhole[index] ? [{ id: leg.row.id, logIndex: transfers[index]?.logIndex ?? null }] : [],
     ),
-    { txHash: submission.txHash, blockNumber, blockHash },
+    { txHash: receipt.transactionHash, blockNumber, blockHash },
   );
   for (const [index, leg] of plan.entries()) {
     if (movedWhole[index]) continue;

@@ -73,7 +73,6 @@ async function runTransfer(ctx: OperationContext, claimed: TransactionRow): Prom
   }
   await transition(db, row.id, ['QUEUED', 'PENDING'], {
     status: 'CONFIRMED',
-    txHash: submission.txHash,
     metadata,
     ...blockFields(receipt),
   });

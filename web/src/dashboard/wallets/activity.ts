@@ -5,8 +5,15 @@
 
 import { get, query } from '../../api.ts';
 import { formatTime, h, pager, replace, statusBadge } from '../../dom.ts';
-import { plainCode } from '../../errors.ts';
-import { FLOW_ARROWS, flowOf, partyWords, signedAmount, typeWords } from '../../transactions.ts';
+import {
+  FLOW_ARROWS,
+  failed,
+  failedSentence,
+  flowOf,
+  partyWords,
+  signedAmount,
+  typeWords,
+} from '../../transactions.ts';
 import { IN_FLIGHT, type Page, type Transaction } from '../../types.ts';
 import { type Ctx, walletName } from '../context.ts';
 
@@ -78,16 +85,11 @@ export function activityList(
         ),
         party ? h('span', { class: 'muted party' }, ` ${party}`) : null,
         h('span', { class: 'muted wallet-name' }, ` · ${walletName(ctx, tx.walletId)}`),
+        // Why it failed, under what it was (not beside the badge: a long reason would squeeze the row on a phone).
+        failed(tx) ? h('span', { class: 'error small tx-reason' }, failedSentence(tx)) : null,
       ),
       h('td', { 'data-label': 'Amount', class: `num amount flow-${flow}` }, signedAmount(tx)),
-      h(
-        'td',
-        { 'data-label': 'Status', class: 'tx-state' },
-        statusBadge(tx.status),
-        tx.status === 'FAILED'
-          ? h('span', { class: 'error small' }, ` ${plainCode(tx.errorCode, tx.error)}`)
-          : null,
-      ),
+      h('td', { 'data-label': 'Status', class: 'tx-state' }, statusBadge(tx.status)),
       h('td', { 'data-label': 'More', class: 'more' }, details),
     );
   }

@@ -16,6 +16,13 @@ export interface WalletCards {
   refreshRevealed(walletIds: Iterable<string>): Promise<void>;
   /** The public STABLE of a wallet as last read, or null before the first read. */
   publicBalance(walletId: string): string | null;
+  /**
+   * The confidential cSTABLE of a wallet as last decrypted: undefined while it is sealed (never revealed), null
+   * when only its owner can decrypt it (watch-only).
+   */
+  confidentialBalance(walletId: string): string | null | undefined;
+  /** Decrypts a wallet's confidential balance (now), and shows it on its card too: the card and the forms agree. */
+  revealBalance(walletId: string): Promise<void>;
 }
 
 /**
@@ -68,6 +75,20 @@ export function walletCards(ctx: Ctx, status: HTMLElement, walletsChanged: () =>
     cell.public.textContent = `${formatAmount(record.normal.amount)} ${record.normal.token}`;
   }
 
+  /** Reads (decrypts) a wallet's balances into `revealed`. */
+  async function decrypt(walletId: string): Promise<void> {
+    const { balances } = await get<{ balances: Balance[] }>(`/balances${query({ walletId })}`);
+    if (balances[0]) revealed.set(walletId, { balance: balances[0], at: new Date() });
+  }
+
+  /** Shows a wallet's revealed balance on its card again (in place; focus stays where it is). */
+  function refill(walletId: string): void {
+    const wallet = ctx.wallets.find((w) => w.id === walletId);
+    const cell = cells.get(walletId)?.confidential;
+    const headingId = cell?.closest('article')?.getAttribute('aria-labelledby');
+    if (wallet && cell && headingId) fillConfidential(wallet, cell, headingId);
+  }
+
   async function reveal(
     wallet: Wallet,
     button: HTMLButtonElement,
@@ -77,9 +98,7 @@ export function walletCards(ctx: Ctx, status: HTMLElement, walletsChanged: () =>
     button.disabled = true;
     button.textContent = 'Decrypting…';
     try {
-      const { balances } = await get<{ balances: Balance[] }>(`/balances${query({ walletId: wallet.id })}`);
-      const balance = balances[0];
-      if (balance) revealed.set(wallet.id, { balance, at: new Date() });
+      await decrypt(wallet.id);
       fillConfidential(wallet, cell, headingId, true);
     } catch (error) {
       button.disabled = false;
@@ -171,13 +190,17 @@ export function walletCards(ctx: Ctx, status: HTMLElement, walletsChanged: () =>
     async refreshRevealed(walletIds) {
       for (const walletId of walletIds) {
         if (!revealed.has(walletId)) continue;
-        const { balances } = await get<{ balances: Balance[] }>(`/balances${query({ walletId })}`);
-        if (balances[0]) revealed.set(walletId, { balance: balances[0], at: new Date() });
-        const wallet = ctx.wallets.find((w) => w.id === walletId);
-        const cell = cells.get(walletId)?.confidential;
-        const headingId = cell?.closest('article')?.getAttribute('aria-labelledby');
-        if (wallet && cell && headingId) fillConfidential(wallet, cell, headingId);
+        await decrypt(walletId);
+        refill(walletId);
       }
+    },
+    confidentialBalance(walletId) {
+      const secret = revealed.get(walletId);
+      return secret ? secret.balance.confidential.amount : undefined;
+    },
+    async revealBalance(walletId) {
+      await decrypt(walletId);
+      refill(walletId);
     },
   };
 }

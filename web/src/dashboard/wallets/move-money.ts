@@ -5,7 +5,7 @@
  * service answers once: it cannot pay twice.
  */
 
-import { ApiError, get, isServiceTrouble, newIdempotencyKey, post, query } from '../../api.ts';
+import { ApiError, isServiceTrouble, newIdempotencyKey, post } from '../../api.ts';
 import {
   enableAgain,
   field,
@@ -19,7 +19,7 @@ import {
 } from '../../dom.ts';
 import { plainCode } from '../../errors.ts';
 import { AMOUNT_HINT, compareAmounts, formatAmount, parseAmountInput } from '../../money.ts';
-import type { Balance, Transaction } from '../../types.ts';
+import type { Transaction } from '../../types.ts';
 import type { Ctx } from '../context.ts';
 import { type StatusLine, statusLines } from './operation-status.ts';
 
@@ -49,6 +49,10 @@ export const SUBMIT_TIMEOUT_MS = 10_000;
 export interface MoveMoneyHooks {
   /** The public STABLE of a wallet as last read (`GET /gas`), or null when not known yet. */
   publicBalance(walletId: string): string | null;
+  /** The decrypted cSTABLE of a wallet as the wallet cards hold it (undefined: sealed; null: watch-only). */
+  confidentialBalance(walletId: string): string | null | undefined;
+  /** Reads a wallet's public or confidential balance now (the confidential one shows on its card too). */
+  readBalance(walletId: string, kind: 'public' | 'confidential'): Promise<void>;
   /** An operation was queued (the view shows it in the activity list). */
   queued(): Promise<void>;
   /** A submitted operation ended, or the service found a balance lower than shown: read the wallet's again. */
@@ -105,8 +109,6 @@ export function moveMoneyForm(ctx: Ctx, hooks: MoveMoneyHooks): MoveMoneyForm {
   const selected = (): Op => (radios.find((r) => r.checked)?.value as Op) ?? 'fund';
   const meta = (op: Op) => OPS.find((o) => o.op === op) ?? { op, label: op, verb: op, help: '' };
 
-  /** Decrypted confidential balances by wallet, read when a transfer or redeem is chosen. */
-  const confidential = new Map<string, string | null>();
   /** The wallet whose confidential balance is being read (one read at a time). */
   let reading: string | null = null;
 
@@ -117,13 +119,14 @@ export function moveMoneyForm(ctx: Ctx, hooks: MoveMoneyHooks): MoveMoneyForm {
       const balance = hooks.publicBalance(wallet.value);
       return balance === null ? null : { amount: balance, token: 'STABLE' };
     }
-    const balance = confidential.get(wallet.value);
+    const balance = hooks.confidentialBalance(wallet.value);
     return balance === undefined || balance === null ? null : { amount: balance, token: 'cSTABLE' };
   }
 
-  async function readConfidential(walletId: string): Promise<void> {
-    const { balances } = await get<{ balances: Balance[] }>(`/balances${query({ walletId })}`);
-    confidential.set(walletId, balances[0]?.confidential.amount ?? null);
+  /** The balance `op` spends, read now (it may have changed since the form last showed it). */
+  async function readFor(op: Op, walletId: string): Promise<void> {
+    if (op === 'fund') return;
+    await hooks.readBalance(walletId, op === 'mint' ? 'public' : 'confidential');
   }
 
   /** The available line is a live region: it changes (and is announced) only when its words do. */
@@ -148,7 +151,7 @@ export function moveMoneyForm(ctx: Ctx, hooks: MoveMoneyHooks): MoveMoneyForm {
       say('Available: reading the balance…');
       return;
     }
-    if (confidential.has(wallet.value)) {
+    if (hooks.confidentialBalance(wallet.value) === null) {
       say('Available: only the wallet’s owner can decrypt this balance.');
       return;
     }
@@ -156,13 +159,14 @@ export function moveMoneyForm(ctx: Ctx, hooks: MoveMoneyHooks): MoveMoneyForm {
     const walletId = wallet.value;
     if (reading === walletId) return;
     reading = walletId;
-    void readConfidential(walletId)
+    void hooks
+      .readBalance(walletId, 'confidential')
       .catch(() => {
         say('Available: the confidential balance could not be read just now.');
       })
       .finally(() => {
         reading = null;
-        if (wallet.value === walletId && confidential.has(walletId)) showAvailable();
+        if (wallet.value === walletId && hooks.confidentialBalance(walletId) !== undefined) showAvailable();
       });
   }
 
@@ -216,9 +220,8 @@ export function moveMoneyForm(ctx: Ctx, hooks: MoveMoneyHooks): MoveMoneyForm {
     focus.focus();
   }
 
-  /** Whether a stale balance of `walletId` was read again. */
+  /** A balance of `walletId` went stale (an operation's status changed, or the service found less): read it again. */
   async function reread(walletId: string): Promise<void> {
-    confidential.delete(walletId);
     await hooks.stale(walletId).catch(() => {});
     if (wallet.value === walletId) showAvailable();
   }
@@ -278,7 +281,15 @@ export function moveMoneyForm(ctx: Ctx, hooks: MoveMoneyHooks): MoveMoneyForm {
     if (amount.value.trim() || op !== 'fund') {
       const parsed = parseAmountInput(amount.value);
       if (!parsed) return refused(`The amount is not valid. ${AMOUNT_HINT}`, amount);
-      const limit = availableFor(op);
+      let limit = availableFor(op);
+      if (op !== 'fund' && (!limit || compareAmounts(parsed, limit.amount) > 0)) {
+        // Not read yet, or perhaps stale (an operation just ended): judged on the balance as it is now.
+        submit.disabled = true;
+        await readFor(op, wallet.value).catch(() => {});
+        submit.disabled = false;
+        showAvailable();
+        limit = availableFor(op);
+      }
       if (limit && compareAmounts(parsed, limit.amount) > 0) {
         return refused(
           op === 'fund'

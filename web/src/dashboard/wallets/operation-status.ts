@@ -35,8 +35,11 @@ export interface StatusLine {
   checking(message: string, action?: HTMLButtonElement): void;
   /** The request was refused: the line goes (the form shows the reason). */
   remove(): void;
-  /** The service queued it: the line follows the transaction until it ends, then calls `ended`. */
-  follow(tx: Transaction, ended: (tx: Transaction) => void): void;
+  /**
+   * The service queued it: the line follows the transaction until it ends, calling `changed` at every status change
+   * it shows (the balances the form checks against are read again then), the last one included.
+   */
+  follow(tx: Transaction, changed: (tx: Transaction) => void): void;
 }
 
 export interface StatusLines {
@@ -87,7 +90,7 @@ export function statusLines(): StatusLines {
       remove() {
         line.remove();
       },
-      follow(tx, ended) {
+      follow(tx, changed) {
         const label = `${what.split(' of ')[0]} of ${formatAmount(tx.amount)} ${tx.token}`;
         const render = (current: Transaction) => {
           if (current.status === 'FAILED') {
@@ -109,20 +112,24 @@ export function statusLines(): StatusLines {
         const tick = async () => {
           // The view was left or the session ended (the line is gone): stop asking.
           if (!line.isConnected) return;
-          if (!IN_FLIGHT.includes(last.status)) {
-            ended(last);
-            return;
-          }
           try {
             const { transaction } = await get<{ transaction: Transaction }>(`/transactions/${tx.id}`);
-            if (transaction.status !== last.status) render(transaction);
+            const moved = transaction.status !== last.status;
             last = transaction;
+            if (moved) {
+              render(transaction);
+              changed(transaction);
+            }
           } catch {
             // A missed poll is retried by the next one (the service's trouble shows elsewhere).
           }
-          window.setTimeout(() => void tick(), pollDelayMs(Date.now() - started));
+          if (IN_FLIGHT.includes(last.status)) {
+            window.setTimeout(() => void tick(), pollDelayMs(Date.now() - started));
+          }
         };
-        window.setTimeout(() => void tick(), pollDelayMs(0));
+        // An answer that is already final (a repeated Idempotency-Key) is a change the form has not seen yet.
+        if (IN_FLIGHT.includes(tx.status)) window.setTimeout(() => void tick(), pollDelayMs(0));
+        else changed(tx);
       },
     };
   }

@@ -8,7 +8,7 @@ import { get } from '../../api.ts';
 import { formatTime, h, replace, saveFile, showError, statusArea } from '../../dom.ts';
 import { plainError } from '../../errors.ts';
 import { decodeNota, type Nota, notaKeys, type Verdict, verifyNota } from '../../nota.ts';
-import { FLOW_ARROWS, flowOf, signedAmount, typeWords } from '../../transactions.ts';
+import { FLOW_ARROWS, failed, failedSentence, flowOf, signedAmount, typeWords } from '../../transactions.ts';
 import type { Transaction } from '../../types.ts';
 import type { Ctx } from '../context.ts';
 import { showReceiptFailure } from './transaction-view.ts';
@@ -26,7 +26,29 @@ function asTransaction(payload: Record<string, unknown>): Transaction {
   return payload as unknown as Transaction;
 }
 
-function verdictBox(verdict: Verdict): HTMLElement {
+/** Only a transaction that went through is a receipt of a payment: what it says when the signed status is not that. */
+const FINAL_OK = ['CONFIRMED', 'SETTLED'];
+
+function unconfirmedReason(p: Record<string, unknown>, keyId: string): string {
+  const tx = asTransaction(p);
+  const signed = `The service did sign this record (key ${keyId}), but only a confirmed transaction’s receipt can be verified.`;
+  if (failed(tx)) return `It records a transaction that failed, not a payment. ${signed}`;
+  return `This transaction is not confirmed (its status is ${text(p.status) ?? 'unknown'}). ${signed}`;
+}
+
+/**
+ * "Verified" needs both: the signature checks, and the transaction it records went through. A genuine record of a
+ * FAILED transaction is no proof of a payment.
+ */
+function verdictBox(verdict: Verdict, p: Record<string, unknown>): HTMLElement {
+  if (verdict.verified && !FINAL_OK.includes(String(p.status))) {
+    return h(
+      'div',
+      { class: 'verdict not-verified', 'data-verified': 'false', 'data-signature': 'genuine' },
+      h('p', { class: 'verdict-head' }, h('span', { 'aria-hidden': 'true' }, '✗ '), 'Not verified'),
+      h('p', null, unconfirmedReason(p, verdict.keyId)),
+    );
+  }
   return verdict.verified
     ? h(
         'div',
@@ -69,15 +91,16 @@ export function receiptDocument(nota: Nota, verdict: Verdict): HTMLElement {
       h('h2', { id: 'receipt-title' }, 'sealpay receipt'),
       h('p', { class: 'muted' }, `Issued ${formatTime(nota.issuedAt)}`),
     ),
-    verdictBox(verdict),
+    verdictBox(verdict, p),
     known
       ? h(
           'p',
           { class: 'big-amount' },
           `${typeWords(tx)} `,
-          h('strong', { class: 'receipt-amount' }, signedAmount(tx)),
+          h('strong', { class: `receipt-amount flow-${flow}` }, signedAmount(tx)),
         )
       : null,
+    known && failed(tx) ? h('p', { class: 'not-sent' }, failedSentence(tx)) : null,
     h(
       'dl',
       { class: 'facts receipt-facts' },

@@ -19,9 +19,10 @@ import {
   statusArea,
   statusBadge,
 } from '../../dom.ts';
-import { plainCode } from '../../errors.ts';
 import {
   FLOW_ARROWS,
+  failed,
+  failedSentence,
   flowOf,
   partyWords,
   signedAmount,
@@ -112,9 +113,7 @@ function history(tx: Transaction): HTMLElement {
         h('span', { class: 'when' }, formatTime(tx.updatedAt)),
         ' ',
         h('span', null, 'Now ', statusBadge(tx.status)),
-        tx.status === 'FAILED'
-          ? h('span', { class: 'error' }, ` ${plainCode(tx.errorCode, tx.error)}`)
-          : null,
+        failed(tx) ? h('span', { class: 'error' }, ` ${failedSentence(tx)}`) : null,
       ),
     );
   }
@@ -165,8 +164,9 @@ function detailsOf(ctx: Ctx, tx: Transaction, status: HTMLElement): HTMLElement 
         { class: `big-amount flow-${flow}` },
         h('span', { class: `flow flow-${flow}`, 'aria-hidden': 'true' }, FLOW_ARROWS[flow].symbol),
         ' ',
-        h('strong', { class: 'tx-amount' }, signedAmount(tx)),
+        h('strong', { class: `tx-amount flow-${flow}` }, signedAmount(tx)),
       ),
+      failed(tx) ? h('p', { class: 'not-sent' }, failedSentence(tx)) : null,
       h('p', null, typeExplained(tx)),
       h(
         'dl',
@@ -244,7 +244,9 @@ function detailsOf(ctx: Ctx, tx: Transaction, status: HTMLElement): HTMLElement 
             h(
               'p',
               null,
-              'A receipt signed by the service, checked in your browser, that you can print or save as PDF.',
+              failed(tx)
+                ? 'A record signed by the service that this transaction failed on the chain and moved nothing: it is not proof of a payment.'
+                : 'A receipt signed by the service, checked in your browser, that you can print or save as PDF.',
             ),
             h(
               'div',
@@ -286,7 +288,7 @@ export async function transactionView(ctx: Ctx, named: string | null): Promise<H
     const snapshot = JSON.stringify(transaction);
     if (snapshot !== shown) {
       shown = snapshot;
-      heading.textContent = `${typeWords(transaction)} ${signedAmount(transaction)}`;
+      heading.textContent = `${typeWords(transaction)}${failed(transaction) ? ':' : ''} ${signedAmount(transaction)}`;
       document.title = `${typeWords(transaction)} · sealpay`;
       replace(body, detailsOf(ctx, transaction, status));
     }

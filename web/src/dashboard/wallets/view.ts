@@ -51,6 +51,8 @@ export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
     cards.render();
     moveForm = moveMoneyForm(ctx, {
       publicBalance: (walletId) => cards.publicBalance(walletId),
+      confidentialBalance: (walletId) => cards.confidentialBalance(walletId),
+      readBalance: (walletId, kind) => (kind === 'public' ? cards.loadGas() : cards.revealBalance(walletId)),
       queued: () => activity.showNewest(),
       async stale(walletId) {
         await Promise.all([activity.refresh(), cards.refreshRevealed([walletId])]);

@@ -1,0 +1,238 @@
+/**
+ * `RPC_URL` with several providers, against real endpoints: two anvils (one chain id) and the fault-injecting proxy
+ * of the CI tests in front of the first, plus a port nobody listens on.
+ */
+import { createServer } from 'node:net';
+import { createPublicClient, custom, type Hex, keccak256, type PublicClient, parseEther } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FaultyRpcProxy, startFaultyRpcProxy } from '../../../test/faults/rpc-proxy.ts';
+import { type AnvilProcess, startAnvil } from './anvil.ts';
+import { EMBEDDED_BLOCK_GAS_LIMIT, EMBEDDED_CHAIN_ID, INITIAL_BASE_FEE } from './evm.ts';
+import {
+  createProviderList,
+  type ProviderFailure,
+  type ProviderList,
+  type ProviderObserver,
+  providerFailure,
+  splitRpcUrls,
+} from './providers.ts';
+import { devnetChain } from './remote.ts';
+
+let first: AnvilProcess;
+let second: AnvilProcess;
+let proxy: FaultyRpcProxy;
+let deadUrl: string;
+
+const anvil = () =>
+  startAnvil({
+    genesisTimestamp: Math.floor(Date.now() / 1000) - 1,
+    chainId: EMBEDDED_CHAIN_ID,
+    blockGasLimit: EMBEDDED_BLOCK_GAS_LIMIT,
+    baseFeePerGas: INITIAL_BASE_FEE,
+  });
+
+/** A port that was free a moment ago: connections to it are refused. */
+async function closedPort(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}/v3/secret-key`;
+}
+
+beforeAll(async () => {
+  [first, second] = await Promise.all([anvil(), anvil()]);
+  proxy = await startFaultyRpcProxy({ upstream: first.url, stallMs: 5000 });
+  deadUrl = await closedPort();
+});
+afterAll(async () => {
+  await proxy?.kill();
+  await Promise.all([first?.close(), second?.close()]);
+});
+
+interface Seen {
+  requests: { position: number; method: string; failure: ProviderFailure | null }[];
+  availability: [number, boolean][];
+}
+
+function observed(): { observer: ProviderObserver; seen: Seen } {
+  const seen: Seen = { requests: [], availability: [] };
+  return {
+    seen,
+    observer: {
+      request: ({ provider, method, failure }) =>
+        seen.requests.push({ position: provider.position, method, failure }),
+      availability: (provider, available) => seen.availability.push([provider.position, available]),
+    },
+  };
+}
+
+function clientOf(list: ProviderList): PublicClient {
+  return createPublicClient({
+    chain: devnetChain,
+    transport: custom({ request: list.request }, { retryCount: 0 }),
+  }) as PublicClient;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('RPC_URL as a list of providers', () => {
+  it('splits the setting on commas and names a provider by position and host only', () => {
+    expect(splitRpcUrls(' https://a.example/key1 , ,https://b.example:8545/v3/key2,')).toEqual([
+      'https://a.example/key1',
+      'https://b.example:8545/v3/key2',
+    ]);
+    expect(splitRpcUrls(null)).toEqual([]);
+    const list = createProviderList({ urls: [deadUrl, second.url], chain: devnetChain });
+    const names = list.status().map((entry) => entry.provider);
+    expect(names[0]?.position).toBe(1);
+    expect(names[0]?.host).toBe(new URL(deadUrl).host);
+    expect(JSON.stringify(names)).not.toContain('secret-key');
+  });
+
+  it('fails reads over on 503, 429, resets and stalls, sets the failed one aside, and goes back once it recovers', async () => {
+    // Distinct chains to tell who answered: the second anvil is a block ahead.
+    await second.request({ method: 'evm_mine', params: [] });
+    const { observer, seen } = observed();
+    const list = createProviderList({
+      urls: [proxy.url, second.url],
+      chain: devnetChain,
+      timeoutMs: 500,
+      backoffMs: 300,
+      maxBackoffMs: 600,
+      observer,
+    });
+    const client = clientOf(list);
+    const firstHeight = BigInt((await first.request({ method: 'eth_blockNumber' })) as Hex);
+    const secondHeight = BigInt((await second.request({ method: 'eth_blockNumber' })) as Hex);
+    expect(secondHeight).toBe(firstHeight + 1n);
+
+    // In order of preference while the first answers.
+    expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(firstHeight);
+
+    const expectedReason: Record<string, ProviderFailure> = {
+      http_503: 'http_error',
+      http_429: 'rate_limited',
+      reset: 'connection',
+      stall: 'timeout',
+    };
+    for (const fault of ['http_503', 'http_429', 'reset', 'stall'] as const) {
+      proxy.decide = () => fault;
+      seen.requests.length = 0;
+      // The same read answers, from the second provider.
+      expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(secondHeight);
+      expect(seen.requests[0]).toEqual({
+        position: 1,
+        method: 'eth_blockNumber',
+        failure: expectedReason[fault],
+      });
+      expect(seen.requests[1]).toEqual({ position: 2, method: 'eth_blockNumber', failure: null });
+      expect(list.status().map((entry) => entry.available)).toEqual([false, true]);
+      // Set aside: the next reads go straight to the second provider.
+      const before = proxy.counts[fault];
+      seen.requests.length = 0;
+      expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(secondHeight);
+      expect(proxy.counts[fault]).toBe(before);
+      expect(seen.requests).toEqual([{ position: 2, method: 'eth_blockNumber', failure: null }]);
+
+      // Recovered: after its backoff a probe finds it answering, and reads go back to it.
+      proxy.decide = () => null;
+      await sleep(700);
+      await client.getBlockNumber({ cacheTime: 0 }); // due: this read starts the probe
+      for (let i = 0; i < 50 && !list.status()[0]?.available; i++) await sleep(20);
+      expect(list.status()[0]?.available).toBe(true);
+      expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(firstHeight);
+    }
+    expect(seen.availability.filter(([position]) => position === 1).slice(0, 3)).toEqual([
+      [1, true],
+      [1, false],
+      [1, true],
+    ]);
+  }, 60_000);
+
+  it('returns a node answer as it is, without asking the next provider', async () => {
+    const { observer, seen } = observed();
+    const list = createProviderList({ urls: [first.url, second.url], chain: devnetChain, observer });
+    const error = await list
+      .request({ method: 'eth_getBalance', params: ['not an address', 'latest'] })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect(providerFailure(error)).toBeNull();
+    expect(seen.requests).toEqual([{ position: 1, method: 'eth_getBalance', failure: null }]);
+    expect(list.status().every((entry) => entry.available)).toBe(true);
+  });
+
+  it('reads through the second provider when the first is gone for good', async () => {
+    const { observer, seen } = observed();
+    const list = createProviderList({ urls: [deadUrl, second.url], chain: devnetChain, observer });
+    const client = clientOf(list);
+    for (let i = 0; i < 5; i++) {
+      expect(await client.getChainId()).toBe(EMBEDDED_CHAIN_ID);
+    }
+    const failures = seen.requests.filter((request) => request.failure);
+    expect(failures.length).toBeGreaterThanOrEqual(1);
+    expect(failures.every((request) => request.position === 1 && request.failure === 'connection')).toBe(
+      true,
+    );
+    expect(seen.requests.filter((request) => request.position === 2 && !request.failure)).toHaveLength(5);
+  });
+
+  it('broadcasts a transaction to every provider, and answers when only one takes it', async () => {
+    const key = generatePrivateKey();
+    const from = privateKeyToAccount(key);
+    for (const node of [first, second]) {
+      await node.request({
+        method: 'anvil_setBalance',
+        params: [from.address, `0x${parseEther('1').toString(16)}`],
+      });
+    }
+    const sign = (nonce: number) =>
+      from.signTransaction({
+        chainId: EMBEDDED_CHAIN_ID,
+        type: 'eip1559',
+        nonce,
+        to: '0x00000000000000000000000000000000000000b0',
+        value: 1n,
+        gas: 21_000n,
+        maxFeePerGas: 10n * INITIAL_BASE_FEE,
+        maxPriorityFeePerGas: 1n,
+      });
+    const pooled = async (node: AnvilProcess, hash: Hex) =>
+      (await node.request({ method: 'eth_getTransactionByHash', params: [hash] })) !== null;
+
+    // Both answer: both pools hold it.
+    const list = createProviderList({ urls: [proxy.url, second.url], chain: devnetChain });
+    const signed = await sign(0);
+    const hash = await list.request({ method: 'eth_sendRawTransaction', params: [signed] });
+    expect(hash).toBe(keccak256(signed));
+    await sleep(100);
+    expect([await pooled(first, hash as Hex), await pooled(second, hash as Hex)]).toEqual([true, true]);
+
+    // The first takes it but its answer is lost: the second's answers.
+    proxy.decide = ({ method }) => (method === 'eth_sendRawTransaction' ? 'lost_answer' : null);
+    const next = await sign(1);
+    expect(await list.request({ method: 'eth_sendRawTransaction', params: [next] })).toBe(keccak256(next));
+    expect(await pooled(first, keccak256(next))).toBe(true);
+    proxy.decide = () => null;
+
+    // Nobody takes it: the node's refusal is what the caller reads, not the dead provider's connection error.
+    const poor = privateKeyToAccount(generatePrivateKey());
+    const refused = await poor.signTransaction({
+      chainId: EMBEDDED_CHAIN_ID,
+      type: 'eip1559',
+      nonce: 0,
+      to: from.address,
+      value: parseEther('1'),
+      gas: 21_000n,
+      maxFeePerGas: 10n * INITIAL_BASE_FEE,
+      maxPriorityFeePerGas: 1n,
+    });
+    const lonely = clientOf(createProviderList({ urls: [deadUrl, second.url], chain: devnetChain }));
+    const error = await lonely
+      .sendRawTransaction({ serializedTransaction: refused })
+      .catch((e: unknown) => e);
+    expect(providerFailure(error)).toBeNull();
+    expect(String((error as Error).message)).toMatch(/insufficient funds|funds/i);
+  });
+});
