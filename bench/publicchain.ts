@@ -5,9 +5,9 @@
  *
  * 1. Calm: the base fee held at 1 gwei; 100 confidential transfers (10 wallets × 10) queued at once, polled to the
  *    end: how many CONFIRMED within 60 s, gas used and fee paid per transfer.
- * 2. Spike: the base fee held at 1 gwei for 3 s (what the worker prices at), the same 100 transfers queued, and from
- *    the next block the base fee held at 10 gwei for 60 s: the share CONFIRMED within the spike (target ≥ 90 %), and
- *    gas used and fee paid per transfer against the calm run's.
+ * 2. Spike: mining stopped after the calm run's blocks at 1 gwei, the same 100 transfers queued and signed (each in
+ *    the pool at the calm price), then from the next block the base fee held at 10 gwei for 60 s: the share
+ *    CONFIRMED within the spike (target ≥ 90 %), and gas used and fee paid per transfer against the calm run's.
  * 3. Alone: the service restarted with WORKER_BATCH_MAX=1, 20 transfers one per transaction: gas per confidential
  *    transfer batched (the calm run's batches) against alone (target: batched ≤ ⅓).
  *
@@ -85,7 +85,8 @@ export async function runPublicChainBench(): Promise<PublicChainResult> {
   });
   running.push(devnet);
   try {
-    await waitForOutput(devnet, /sealpay devnet: JSON-RPC/);
+    // A fresh devnet deploys the fhEVM host and the contracts: minutes on a loaded 2-core machine.
+    await waitForOutput(devnet, /sealpay devnet: JSON-RPC/, 300_000);
     const settings = readDevnetEnv(devnet.dataDir);
     const chain = createPublicClient({ chain: devnetChain, transport: http(settings.RPC_URL as string) });
     const holdBaseFee = async (fee: bigint, until: number) => {
@@ -108,7 +109,7 @@ export async function runPublicChainBench(): Promise<PublicChainResult> {
     const startService = async (extra: Record<string, string> = {}) => {
       const service = await spawnService({ dataDir, env: { ...env, ...extra } });
       running.push(service);
-      await waitReady(service);
+      await waitReady(service, 300_000);
       return service;
     };
     let service = await startService();
@@ -200,10 +201,23 @@ export async function runPublicChainBench(): Promise<PublicChainResult> {
     let started = Date.now();
     const calm = await figures(ids, await follow(ids, started + SPIKE_MS, started + 180_000));
 
-    // 2. Spike: queued at the calm price, then ten times it from the next block, for 60 s.
-    ids = await queue(PER_WALLET);
+    // 2. Spike: queued and signed at the calm price while no block is mined (so that none is mined before the
+    // spike, however slow the machine), then ten times that price from the next block, for 60 s.
     holding = false;
     await calmHolder;
+    await chain.request({ method: 'evm_setIntervalMining' as never, params: [0] as never });
+    ids = await queue(PER_WALLET);
+    const signedBy = Date.now() + 60_000;
+    while (Date.now() < signedBy) {
+      const transfers = await read(ids);
+      if (transfers.every((t) => t.status === 'PENDING' && t.txHash)) break;
+      await sleep(500);
+    }
+    await chain.request({
+      method: 'anvil_setNextBlockBaseFeePerGas' as never,
+      params: [`0x${SPIKE_FEE.toString(16)}`] as never,
+    });
+    await chain.request({ method: 'evm_setIntervalMining' as never, params: [1] as never });
     started = Date.now();
     const spikeHolder = holdBaseFee(SPIKE_FEE, started + SPIKE_MS);
     const spikeOutcome = await follow(ids, started + SPIKE_MS, started + SPIKE_MS + 120_000);
@@ -219,7 +233,7 @@ export async function runPublicChainBench(): Promise<PublicChainResult> {
     })();
     ids = await queue(ALONE / WALLETS);
     started = Date.now();
-    const alone = await figures(ids, await follow(ids, started, started + 180_000));
+    const alone = await figures(ids, await follow(ids, started + SPIKE_MS, started + 180_000));
     holding = false;
     await aloneHolder;
 

@@ -168,6 +168,14 @@ describe('a transaction left in the pool', () => {
     await withoutAutomine(async () => {
       const step = operatorStep('stuck-test');
       const first = await step.submit();
+      // The row it carries shows its hash while PENDING (leased here, so that no worker drives it meanwhile).
+      const { db } = ctx.deps.database;
+      const [row] = await db.select().from(transactions).where(eq(transactions.id, fundRowId));
+      const lease = { leaseOwner: 'test', leaseUntil: new Date(Date.now() + 3_600_000) };
+      await db
+        .update(transactions)
+        .set({ status: 'PENDING', txHash: first.txHash, ...lease })
+        .where(eq(transactions.id, fundRowId));
       // Blocks come, priced above what it offered: it stays in the pool.
       const fees = parseTransaction(first.rawTx);
       const above = (fees.maxFeePerGas ?? 0n) * 2n;
@@ -175,6 +183,13 @@ describe('a transaction left in the pool', () => {
         await rpc('anvil_setNextBlockBaseFeePerGas', [toHex(above)]);
         await rpc('evm_mine');
       });
+      // The PENDING row took the mined replacement's hash.
+      const [pending] = await db.select().from(transactions).where(eq(transactions.id, fundRowId));
+      expect(pending?.txHash).toBe(receipt.transactionHash);
+      await db
+        .update(transactions)
+        .set({ status: 'CONFIRMED', txHash: row?.txHash, leaseOwner: null, leaseUntil: null })
+        .where(eq(transactions.id, fundRowId));
       // Once replaced above the base fee it is mined by the next block; the receipt is a replacement's.
       const { submission, attempts } = await attemptsOf('stuck-test');
       expect(attempts.length).toBeGreaterThan(1);

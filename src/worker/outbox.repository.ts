@@ -2,7 +2,7 @@
  * The transactions table as the worker's queue: leases, guarded status moves, retries. Rows are created by the
  * feature modules (`transactions.repository.ts`); from then on they move only through here.
  */
-import { and, asc, eq, getTableColumns, inArray, type SQL, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, inArray, ne, or, type SQL, sql } from 'drizzle-orm';
 import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { Hex } from 'viem';
 import { type Database, type DbOrTx, rows } from '../db/client.ts';
@@ -43,6 +43,30 @@ export async function transition(
     const [row] = await moveGuarded(tx, eq(transactions.id, id), from, values);
     return row;
   });
+}
+
+/**
+ * A replacement of a row's transaction was mined: the rows the submission carries (its own, or its batch's legs)
+ * that are still PENDING or SETTLING and show another of its attempts' hashes take the mined one.
+ */
+export async function adoptMinedHash(
+  db: DbOrTx,
+  carrierId: string,
+  attemptHashes: readonly Hex[],
+  mined: Hex,
+): Promise<void> {
+  await db.transaction((tx) =>
+    moveGuarded(
+      tx,
+      and(
+        or(eq(transactions.id, carrierId), eq(transactions.batchId, carrierId)),
+        inArray(transactions.txHash, [...attemptHashes]),
+        ne(transactions.txHash, mined),
+      ),
+      ['PENDING', 'SETTLING'],
+      { txHash: mined },
+    ),
+  );
 }
 
 /**

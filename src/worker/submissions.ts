@@ -28,6 +28,7 @@ import type { SubmissionAttemptRow, SubmissionRow, TransactionRow } from '../db/
 import type { Deps, OperationContext } from '../deps.ts';
 import type { TransactionErrorCode } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
+import { adoptMinedHash } from './outbox.repository.ts';
 import {
   allocateNonce,
   deleteSubmission,
@@ -418,6 +419,11 @@ export async function settle(
           attempt,
         });
         recorded = { blockHash: receipt.blockHash };
+        // A replacement was mined: the row shows its hash from now on, while it waits for its confirmations.
+        if (attempts.length > 1) {
+          const hashes = attempts.map((each) => each.txHash);
+          await adoptMinedHash(db, submission.transactionId, hashes, attempt.txHash);
+        }
       }
       const head =
         required > 1n ? await network.publicClient.getBlockNumber({ cacheTime: 0 }) : receipt.blockNumber;

@@ -64,3 +64,14 @@ export async function devnetChainView(params: {
   };
   return { view, rail, reads, contracts };
 }
+
+/** The hashes of every transaction mined from `fromBlock` to the head, lower-case, in block order. */
+export async function minedHashes(client: PublicClient, fromBlock: bigint): Promise<string[]> {
+  const latest = await client.getBlockNumber();
+  const hashes: string[] = [];
+  for (let n = fromBlock; n <= latest; n++) {
+    const block = await client.getBlock({ blockNumber: n, includeTransactions: true });
+    for (const tx of block.transactions) hashes.push(tx.hash.toLowerCase());
+  }
+  return hashes;
+}

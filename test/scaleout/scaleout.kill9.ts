@@ -22,7 +22,7 @@ import { devnetChain } from '../../src/adapters/chain/remote.ts';
 import { letterIdToBytes32, readLetter } from '../../src/adapters/confidential/helpers.ts';
 import { type Database, openDatabase, rows } from '../../src/db/client.ts';
 import { addressNonces, chainSubmissions, letters, wallets } from '../../src/db/schema/index.ts';
-import { devnetChainView } from '../faults/devnet-view.ts';
+import { devnetChainView, minedHashes } from '../faults/devnet-view.ts';
 import { checkInvariants, seededDraws, type TxView } from '../faults/invariants.ts';
 import {
   type Client,
@@ -347,12 +347,7 @@ describe('production topology on one machine: devnet, 2 serve, 3 worker, Postgre
 
       // Nothing sent twice: every transaction on the chain since the baseline is one submission the database
       // stored before broadcasting, and each stored one is on the chain exactly once.
-      const latest = await chainClient.getBlockNumber();
-      const onChain: string[] = [];
-      for (let n = baseline + 1n; n <= latest; n++) {
-        const block = await chainClient.getBlock({ blockNumber: n, includeTransactions: true });
-        for (const tx of block.transactions) onChain.push(tx.hash.toLowerCase());
-      }
+      const onChain = await minedHashes(chainClient as never, baseline + 1n);
       const stored = await database.db.select().from(chainSubmissions);
       expect(onChain.sort()).toEqual(stored.map((row) => row.txHash.toLowerCase()).sort());
 
