@@ -7,6 +7,7 @@ import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { Hex } from 'viem';
 import { type Database, type DbOrTx, rows } from '../db/client.ts';
 import { hasEnabledEndpoint, recordEvent } from '../db/events.ts';
+import { leaseDue } from '../db/lease.ts';
 import { serviceNow } from '../db/schema/columns.ts';
 import {
   type NewTransaction,
@@ -179,31 +180,15 @@ export async function leaseDueRows(
   freshOfType?: TransactionType,
 ): Promise<TransactionRow[]> {
   const fresh = freshOfType
-    ? sql`and type = ${freshOfType} and status = 'QUEUED' and step = 'start' and batch_id is null`
+    ? sql`and q.type = ${freshOfType} and q.status = 'QUEUED' and q.step = 'start' and q.batch_id is null`
     : sql``;
-  const claimed = await rows<{ id: string }>(
-    db,
-    sql`update transactions set lease_owner = ${owner}, lease_until = ${leaseUntil.toISOString()}
-        where id in (
-          select id from transactions
-          where status in ('QUEUED', 'PENDING', 'SETTLING') ${fresh}
-            and next_attempt_at <= ${now.toISOString()}
-            and (lease_until is null or lease_until < ${now.toISOString()})
-          order by next_attempt_at
-          limit ${limit}
-          for update skip locked)
-        returning id`,
-  );
-  if (claimed.length === 0) return [];
-  return db
-    .select()
-    .from(transactions)
-    .where(
-      inArray(
-        transactions.id,
-        claimed.map((row) => row.id),
-      ),
-    );
+  return leaseDue(db, transactions, {
+    set: sql`lease_owner = ${owner}, lease_until = ${leaseUntil.toISOString()}`,
+    due: sql`q.status in ('QUEUED', 'PENDING', 'SETTLING') ${fresh} and q.next_attempt_at <= ${now.toISOString()}`,
+    orderBy: sql`q.next_attempt_at`,
+    now,
+    limit,
+  });
 }
 
 /** Leases one runnable row to `owner` unless another owner's lease on it is still running. */
