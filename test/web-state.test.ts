@@ -1,6 +1,6 @@
 /**
  * The web app keeps what a page remembers in one `const state = {…}` object per page or shared module
- * (docs/CONVENTIONS.md, "The web app calls the API through the client"; checked by `test/web-state.test.ts`): no module-level `let` in `web/src`.
+ * (docs/CONVENTIONS.md, "The web app calls the API through the client"): no module-level `let` in `web/src`.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
