@@ -365,6 +365,8 @@ const INTERFACE_AUTH: Readonly<Record<string, AuthMode>> = {
   'POST /auth/password/forgot': 'none',
   'POST /auth/password/reset': 'none',
   'GET /sandbox/mailbox': 'none',
+  'GET /sandbox/clock': 'operator',
+  'POST /sandbox/clock': 'operator',
   'POST /keys': 'session',
   'GET /keys': 'either',
   'DELETE /keys/{id}': 'session',

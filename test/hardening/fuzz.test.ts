@@ -659,7 +659,12 @@ describe('the document against the routes', () => {
           (pools[`own ${resourceOfPathId(operation.path)}`] as string[])[0] as string,
         ]),
       );
-      const credential = operation.auth === 'either' || operation.auth === 'session' ? 'session' : 'none';
+      const credential =
+        operation.auth === 'either' || operation.auth === 'session'
+          ? 'session'
+          : operation.auth === 'operator'
+            ? 'operator secret'
+            : 'none';
       const response = await ctx.app.inject({
         method: operation.method,
         url: `${API}${fillPath(operation.path, ids)}`,
