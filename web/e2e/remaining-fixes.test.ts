@@ -1,0 +1,113 @@
+/**
+ * Issue 25 item 15, the remaining points: mail status in plain words; one two-factor form at a time (the
+ * recovery-codes form and the turn-off form asked for the same password and code, stacked as two identical forms).
+ */
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ApiClient,
+  captureFailures,
+  finish,
+  launch,
+  notice,
+  openSession,
+  PASSWORD,
+  signedInSession,
+  signUpInPage,
+  totp,
+  uniqueEmail,
+} from './helpers.ts';
+
+let browser: Browser;
+captureFailures();
+const sender = new ApiClient();
+
+beforeAll(async () => {
+  browser = await launch();
+  await sender.signUp(uniqueEmail('mailer'), 'Mo Mailer');
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+});
+
+function viewport(width: number) {
+  return { width, height: width < 600 ? 812 : 900 };
+}
+
+async function openSettings(page: Page): Promise<void> {
+  await page.getByRole('link', { name: 'Settings' }).click();
+  await page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor();
+}
+
+/** The password fields of the two-factor section (visible ones). */
+async function twoFactorPasswordFields(page: Page): Promise<number> {
+  const section = page.getByRole('region', { name: 'Two-factor authentication' });
+  return await section.locator('input[type="password"]:visible').count();
+}
+
+describe('remaining smaller fixes', () => {
+  it('a mailed letter’s status is in plain words, not the provider’s “created”', async () => {
+    const wallet = await sender.fundedWallet('20', '10');
+    const { letter } = await sender.call<{ letter: { id: string } }>('POST', '/transfer/letter', {
+      walletId: wallet.id,
+      amount: '2',
+      recipient: {
+        name: 'Pat Post',
+        address: { line1: '5 Elm Street', city: 'Austin', region: 'TX', postal: '73301', country: 'US' },
+      },
+      claimOrigin: 'https://pay.example.com',
+    });
+    await sender.call('POST', `/transfer/letter/${letter.id}/mail`, { deliveryMethod: 'standard' });
+    for (const width of [1280, 375]) {
+      const session = await signedInSession(browser, sender, viewport(width));
+      const { page } = session;
+      await page.goto('/#/letters');
+      const mail = page.getByRole('article', { name: 'To Pat Post' }).locator('dd.mail');
+      await mail.waitFor();
+      const text = (await mail.textContent()) ?? '';
+      expect(text).toContain('Standard · accepted by the printer, not yet posted');
+      expect(text).not.toMatch(/\bcreated\b/);
+      await finish(session, `mail-status-words-${width}`);
+    }
+  });
+
+  it('two-factor settings show one password-and-code form at a time, also after revisiting Settings', async () => {
+    for (const width of [1280, 375]) {
+      const session = await openSession(browser, viewport(width));
+      const { page } = session;
+      await page.goto('/');
+      await signUpInPage(page, uniqueEmail('totp-once'));
+      await page.getByRole('heading', { name: 'Wallets', level: 1 }).waitFor();
+      await openSettings(page);
+      await page.getByRole('button', { name: 'Set up two-factor' }).click();
+      const secret = (await page.locator('.totp-secret').textContent()) ?? '';
+      await page.getByLabel('6-digit code shown by the app').fill(totp(secret));
+      await page.getByRole('button', { name: 'Turn on two-factor' }).click();
+      await notice(page, 'Two-factor authentication is on.');
+      // The code just used may not be used again: turning off later takes a recovery code.
+      const codes = await page
+        .getByRole('region', { name: 'Recovery codes' })
+        .locator('.recovery-codes code')
+        .allTextContents();
+      expect(await twoFactorPasswordFields(page)).toBe(0);
+
+      // Revisit Settings: still no stacked forms, and each action opens its own, one at a time.
+      await page.getByRole('link', { name: 'Wallets' }).click();
+      await page.getByRole('heading', { name: 'Wallets', level: 1 }).waitFor();
+      await openSettings(page);
+      await page.getByText('Recovery codes left: 10.').waitFor();
+      expect(await twoFactorPasswordFields(page)).toBe(0);
+      await page.getByRole('button', { name: 'New recovery codes…' }).click();
+      expect(await twoFactorPasswordFields(page)).toBe(1);
+      await page.getByRole('button', { name: 'Turn off two-factor…' }).click();
+      expect(await twoFactorPasswordFields(page)).toBe(1);
+      const form = page.getByRole('form', { name: 'Turn off two-factor authentication' });
+      await form.getByLabel('Password').fill(PASSWORD);
+      await form.getByLabel('Current 6-digit code or a recovery code').fill(codes[0] ?? '');
+      await form.getByRole('button', { name: 'Turn off two-factor' }).click();
+      await notice(page, 'Two-factor authentication is off.');
+      await page.getByRole('button', { name: 'Set up two-factor' }).waitFor();
+      await finish(session, `two-factor-one-form-${width}`);
+    }
+  });
+});
