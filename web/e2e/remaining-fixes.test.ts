@@ -1,17 +1,21 @@
 /**
- * Issue 25 item 15, the remaining points: mail status in plain words; one two-factor form at a time (the
+ * Issue 25 item 15, the remaining points: a submission the ended session refused is said not sent, and what was
+ * typed comes back after logging in again; mail status in plain words; one two-factor form at a time (the
  * recovery-codes form and the turn-off form asked for the same password and code, stacked as two identical forms).
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ApiClient,
+  addWallet,
+  alert,
   captureFailures,
   finish,
   launch,
   notice,
   openSession,
   PASSWORD,
+  screenshot,
   signedInSession,
   signUpInPage,
   totp,
@@ -46,6 +50,38 @@ async function twoFactorPasswordFields(page: Page): Promise<number> {
 }
 
 describe('remaining smaller fixes', () => {
+  it('a session ending during a submit says the transfer was not sent and keeps what was typed', async () => {
+    const to = `0x${'ab'.repeat(20)}`;
+    for (const width of [1280, 375]) {
+      const session = await openSession(browser, viewport(width));
+      const { page, context } = session;
+      const email = uniqueEmail('unsent');
+      await page.goto('/');
+      await signUpInPage(page, email);
+      await page.getByRole('heading', { name: 'Wallets', level: 1 }).waitFor();
+      await addWallet(page, 'Spending');
+      const form = page.getByRole('form', { name: 'Move money' });
+      await form.getByRole('radio', { name: 'Transfer' }).check();
+      await form.getByLabel('Amount').fill('1.25');
+      await form.getByLabel('Recipient address').fill(to);
+      await context.clearCookies();
+      await form.getByRole('button', { name: 'Transfer' }).click();
+      await alert(page, 'You are signed out. “Move money” was not sent. Log in to go back to Wallets.');
+      await screenshot(page, `session-ended-unsent-${width}`);
+
+      const login = page.getByRole('form', { name: 'Log in' });
+      await login.getByLabel('Email').fill(email);
+      await login.getByLabel('Password').fill(PASSWORD);
+      await login.getByRole('button', { name: 'Log in' }).click();
+      await page.getByRole('heading', { name: 'Wallets', level: 1 }).waitFor();
+      const again = page.getByRole('form', { name: 'Move money' });
+      expect(await again.getByRole('radio', { name: 'Transfer' }).isChecked()).toBe(true);
+      expect(await again.getByLabel('Amount').inputValue()).toBe('1.25');
+      expect(await again.getByLabel('Recipient address').inputValue()).toBe(to);
+      await finish(session, `session-ended-draft-kept-${width}`);
+    }
+  });
+
   it('a mailed letter’s status is in plain words, not the provider’s “created”', async () => {
     const wallet = await sender.fundedWallet('20', '10');
     const { letter } = await sender.call<{ letter: { id: string } }>('POST', '/transfer/letter', {

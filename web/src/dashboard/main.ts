@@ -57,6 +57,64 @@ let ctx: Ctx | null = null;
  */
 let generation = 0;
 
+/**
+ * What was typed in the view's forms when its session ended (passwords aside), by form name, for the same address:
+ * logging in again puts it back, so a submission the ended session refused can be sent again as it was.
+ */
+let draft: { email: string; hash: string; forms: Map<string, (string | boolean | null)[]> } | null = null;
+/** How long after a submit a refused call still counts as that submission's (the longest submit wait). */
+const SUBMIT_WINDOW_MS = 60_000;
+/** The form submitted last and when (`performance.now()`), until a submission of the service's succeeds. */
+let submitting: { name: string; at: number } | null = null;
+
+/** A form's fields in order: a radio or checkbox's checked state, another field's value, null for a password. */
+function fieldsOf(form: HTMLFormElement): (HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement)[] {
+  return [...form.elements].filter(
+    (element) =>
+      element instanceof HTMLInputElement ||
+      element instanceof HTMLSelectElement ||
+      element instanceof HTMLTextAreaElement,
+  ) as (HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement)[];
+}
+
+function saveDraft(): void {
+  const forms = new Map<string, (string | boolean | null)[]>();
+  for (const form of main.querySelectorAll<HTMLFormElement>('form[aria-label]')) {
+    forms.set(
+      form.getAttribute('aria-label') ?? '',
+      fieldsOf(form).map((field) => {
+        if (field instanceof HTMLInputElement) {
+          if (field.type === 'radio' || field.type === 'checkbox') return field.checked;
+          if (field.type === 'password' || field.type === 'hidden' || field.type === 'file') return null;
+        }
+        return field.value;
+      }),
+    );
+  }
+  draft = { email: ctx?.user.email ?? '', hash: location.hash, forms };
+}
+
+function restoreDraft(): void {
+  const saved = draft;
+  draft = null;
+  // Only for the same person at the same address.
+  if (!saved || saved.hash !== location.hash || saved.email !== ctx?.user.email) return;
+  for (const form of main.querySelectorAll<HTMLFormElement>('form[aria-label]')) {
+    const values = saved.forms.get(form.getAttribute('aria-label') ?? '');
+    const fields = fieldsOf(form);
+    if (!values || values.length !== fields.length) continue;
+    fields.forEach((field, index) => {
+      const value = values[index];
+      if (typeof value === 'boolean' && field instanceof HTMLInputElement) {
+        if (field.checked === value) return;
+        field.checked = value;
+      } else if (typeof value === 'string' && field.value !== value) field.value = value;
+      else return;
+      field.dispatchEvent(new Event('change', { bubbles: true }));
+    });
+  }
+}
+
 function stopTimers(): void {
   for (const timer of timers) window.clearInterval(timer);
   timers = [];
@@ -142,6 +200,7 @@ async function route(focus: boolean): Promise<void> {
   const view = subpage ? await SUBPAGES[subpage.name](own, subpage.id) : await ROUTES[active].view(own);
   if (at !== generation) return;
   replace(main, view);
+  restoreDraft();
   if (focus) main.querySelector('h1')?.focus();
 }
 
@@ -238,17 +297,38 @@ async function start(): Promise<void> {
     main,
     h('footer', null, h('a', { href: '/docs' }, 'API reference')),
   );
-  onSessionLost((error) => {
+  // A submission: if the session ends before the service took it, the person is told it was not sent.
+  main.addEventListener(
+    'submit',
+    (event) => {
+      const form = event.target as HTMLFormElement;
+      submitting = { name: form.getAttribute('aria-label') ?? 'the form', at: performance.now() };
+    },
+    true,
+  );
+  onSessionLost((error, method) => {
     if (!ctx) return;
-    // The address keeps the view: logging in again returns there.
+    // The address keeps the view: logging in again returns there, with what was typed.
     const subpage = currentSubpage();
     const back = `Log in to go back to ${subpage ? `the ${SUBPAGE_TITLES[subpage.name].toLowerCase()}` : ROUTES[currentRoute()].title}.`;
+    const ended = error.code === 'session_expired' ? 'Your session has ended.' : 'You are signed out.';
+    // Refused by the ended session: a submission (not GET), or any call since a form was submitted and before
+    // the service accepted a submission (a form reads before it sends).
+    const recent = submitting !== null && performance.now() - submitting.at < SUBMIT_WINDOW_MS;
+    const unsent = method !== 'GET' || recent ? (submitting?.name ?? 'It') : null;
+    submitting = null;
+    saveDraft();
     signedOut(
-      error.code === 'session_expired' ? `Your session has ended. ${back}` : `You are signed out. ${back}`,
+      unsent
+        ? `${ended} “${unsent}” was not sent. ${back} What you typed is kept: send it again from there.`
+        : `${ended} ${back}`,
     );
     main.querySelector<HTMLInputElement>('input[type="email"]')?.focus();
   });
   onServiceAnswered(clearStaleFailures);
+  onServiceAnswered((_startedAt, ok, method) => {
+    if (ok && method !== 'GET') submitting = null;
+  });
   window.addEventListener('hashchange', () => {
     if (showPublicPage()) return;
     if (location.hash.startsWith('#/')) void route(true);
