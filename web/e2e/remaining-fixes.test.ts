@@ -1,6 +1,7 @@
 /**
  * Issue 25 item 15, the remaining points: a submission the ended session refused is said not sent, and what was
- * typed comes back after logging in again; mail status in plain words; one two-factor form at a time (the
+ * typed comes back after logging in again; after an outage the "not answering" line clears by itself once the
+ * service answers, with the page asking less and less meanwhile; mail status in plain words; one two-factor form at a time (the
  * recovery-codes form and the turn-off form asked for the same password and code, stacked as two identical forms).
  */
 import type { Browser, Page } from 'playwright-core';
@@ -50,6 +51,53 @@ async function twoFactorPasswordFields(page: Page): Promise<number> {
 }
 
 describe('remaining smaller fixes', () => {
+  it('after an outage the “not answering” line clears by itself, and the page backs off meanwhile', async () => {
+    for (const width of [1280, 375]) {
+      const session = await openSession(browser, viewport(width));
+      const { page } = session;
+      await page.goto('/');
+      await signUpInPage(page, uniqueEmail('outage'));
+      await page.getByRole('heading', { name: 'Wallets', level: 1 }).waitFor();
+      await addWallet(page, 'Main');
+      const form = page.getByRole('form', { name: 'Move money' });
+      await form.getByRole('radio', { name: 'Fund' }).check();
+      await form.getByLabel('Amount').fill('5');
+
+      // The service stops answering: every API request fails to connect.
+      let asked = 0;
+      const paths: string[] = [];
+      await page.route('**/api/v1/**', async (route) => {
+        asked += 1;
+        paths.push(new URL(route.request().url()).pathname);
+        await route.abort('connectionrefused');
+      });
+      await form.getByRole('button', { name: 'Fund' }).click();
+      const line = form.locator('.op-line').first();
+      await expect
+        .poll(() => line.textContent(), { timeout: 30_000 })
+        .toContain('the service is not answering');
+      await screenshot(page, `outage-not-answering-${width}`);
+      // Meanwhile the page backs off: every poll and check runs one at a time and waits longer after each failure.
+      // Counted here in requests, the client itself sending each unanswered one up to 4 times: before, the page
+      // kept sending about 4 a second; now, over 24 s, well under 3 (3 s, 6 s, 12 s… between polls).
+      const start = asked;
+      await page.waitForTimeout(24_000);
+      expect((asked - start) / 24, paths.slice(start).join(' ')).toBeLessThan(3);
+
+      // The service answers again: without Try again, the line follows the fund to its end.
+      await page.unroute('**/api/v1/**');
+      await expect
+        .poll(() => line.getAttribute('data-status'), { timeout: 60_000 })
+        .toMatch(/^(QUEUED|PENDING|CONFIRMED)$/);
+      await expect.poll(() => line.textContent(), { timeout: 30_000 }).toContain('Fund of 5.00 STABLE');
+      expect(await line.textContent()).not.toContain('not answering');
+      // The refused connections of the outage are logged by Chrome; nothing else may be.
+      const others = session.problems.filter((problem) => !problem.includes('ERR_CONNECTION_REFUSED'));
+      session.problems.splice(0, session.problems.length, ...others);
+      await finish(session, `outage-cleared-${width}`);
+    }
+  });
+
   it('a session ending during a submit says the transfer was not sent and keeps what was typed', async () => {
     const to = `0x${'ab'.repeat(20)}`;
     for (const width of [1280, 375]) {
