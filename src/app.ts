@@ -26,17 +26,22 @@ import { type LoginExtensions, registerAccountRoutes } from './modules/accounts/
 import { resolveSession } from './modules/accounts/accounts.service.ts';
 import { registerKeyRoutes } from './modules/keys/keys.routes.ts';
 import { resolveApiKey } from './modules/keys/keys.service.ts';
+import { registerLetterActionRoutes } from './modules/letters/letter-actions.routes.ts';
+import { registerLetterClaimRoutes } from './modules/letters/letter-claims.routes.ts';
 import { registerLetterRoutes } from './modules/letters/letters.routes.ts';
 import { registerNetworkRoutes, registerRpcRoute } from './modules/network/network.routes.ts';
 import { registerNotificationRoutes } from './modules/notifications/notifications.routes.ts';
 import { registerReceiptRoutes } from './modules/receipts/receipts.routes.ts';
 import { registerRecoveryRoutes } from './modules/recovery/recovery.routes.ts';
 import { registerSandboxRoutes } from './modules/sandbox/sandbox.routes.ts';
+import { registerPasskeyRoutes } from './modules/security/passkeys.routes.ts';
 import { registerSecurityRoutes } from './modules/security/security.routes.ts';
 import { totpSecondFactor } from './modules/security/totp.service.ts';
+import { registerTransactionReadRoutes } from './modules/transactions/transaction-reads.routes.ts';
 import { registerTransactionRoutes } from './modules/transactions/transactions.routes.ts';
 import { registerWalletRoutes } from './modules/wallets/wallets.routes.ts';
 import { registerWebRoutes } from './modules/web/web.routes.ts';
+import { registerWebhookDeliveryRoutes } from './modules/webhooks/webhook-deliveries.routes.ts';
 import { registerWebhookRoutes } from './modules/webhooks/webhooks.routes.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -182,12 +187,17 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
       registerNetworkRoutes(typed, deps);
       registerWalletRoutes(typed, deps);
       registerTransactionRoutes(typed, deps);
+      registerTransactionReadRoutes(typed, deps);
       registerReceiptRoutes(typed, deps);
       registerLetterRoutes(typed, deps);
+      registerLetterClaimRoutes(typed, deps);
+      registerLetterActionRoutes(typed, deps);
       registerSecurityRoutes(typed, deps);
+      registerPasskeyRoutes(typed, deps);
       registerWebhookRoutes(typed, deps);
+      registerWebhookDeliveryRoutes(typed, deps);
       registerRecoveryRoutes(typed, deps);
-      registerNotificationRoutes(typed, deps);
+      registerNotificationRoutes(typed, deps, resolveSession);
       typed.get(
         '/openapi.json',
         { config: { auth: 'none', rate: 'none' }, schema: { hide: true } },

@@ -7,6 +7,8 @@ import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { Hex } from 'viem';
 import { type Database, type DbOrTx, rows } from '../db/client.ts';
 import { hasEnabledEndpoint, recordEvent } from '../db/events.ts';
+import { leaseDue } from '../db/lease.ts';
+import { serviceNow } from '../db/schema/columns.ts';
 import {
   type NewTransaction,
   type TransactionRow,
@@ -93,7 +95,7 @@ async function moveGuarded(
     .as('previous');
   const moved = await tx
     .update(transactions)
-    .set({ ...values, updatedAt: values.updatedAt ?? new Date() })
+    .set({ ...values, updatedAt: values.updatedAt ?? serviceNow })
     .from(previous)
     .where(eq(transactions.id, previous.id))
     .returning({
@@ -178,31 +180,15 @@ export async function leaseDueRows(
   freshOfType?: TransactionType,
 ): Promise<TransactionRow[]> {
   const fresh = freshOfType
-    ? sql`and type = ${freshOfType} and status = 'QUEUED' and step = 'start' and batch_id is null`
+    ? sql`and q.type = ${freshOfType} and q.status = 'QUEUED' and q.step = 'start' and q.batch_id is null`
     : sql``;
-  const claimed = await rows<{ id: string }>(
-    db,
-    sql`update transactions set lease_owner = ${owner}, lease_until = ${leaseUntil.toISOString()}
-        where id in (
-          select id from transactions
-          where status in ('QUEUED', 'PENDING', 'SETTLING') ${fresh}
-            and next_attempt_at <= ${now.toISOString()}
-            and (lease_until is null or lease_until < ${now.toISOString()})
-          order by next_attempt_at
-          limit ${limit}
-          for update skip locked)
-        returning id`,
-  );
-  if (claimed.length === 0) return [];
-  return db
-    .select()
-    .from(transactions)
-    .where(
-      inArray(
-        transactions.id,
-        claimed.map((row) => row.id),
-      ),
-    );
+  return leaseDue(db, transactions, {
+    set: sql`lease_owner = ${owner}, lease_until = ${leaseUntil.toISOString()}`,
+    due: sql`q.status in ('QUEUED', 'PENDING', 'SETTLING') ${fresh} and q.next_attempt_at <= ${now.toISOString()}`,
+    orderBy: sql`q.next_attempt_at`,
+    now,
+    limit,
+  });
 }
 
 /** Leases one runnable row to `owner` unless another owner's lease on it is still running. */
@@ -289,7 +275,7 @@ export async function assignBatch(db: DbOrTx, ids: readonly string[]): Promise<s
           select wanted.id, (row_number() over (order by wanted.position) - 1)::integer as leg
           from wanted join joining on joining.id = wanted.id)
         update transactions
-        set batch_id = ${batchId}, batch_leg = numbered.leg, step = 'batched', updated_at = ${new Date().toISOString()}
+        set batch_id = ${batchId}, batch_leg = numbered.leg, step = 'batched', updated_at = sealpay_now()
         from numbered
         where transactions.id = numbered.id and exists (select 1 from joining where joining.id = ${batchId})
         returning transactions.id, transactions.batch_leg`,
@@ -359,6 +345,6 @@ export async function dissolveBatch(database: Database, batchId: string): Promis
     batchId: null,
     batchLeg: null,
     txHash: null,
-    nextAttemptAt: new Date(),
+    nextAttemptAt: serviceNow,
   });
 }

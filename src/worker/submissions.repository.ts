@@ -4,6 +4,7 @@
 import { and, asc, eq, inArray, isNotNull, notInArray, or, sql } from 'drizzle-orm';
 import type { Address, Hex } from 'viem';
 import type { DbOrTx } from '../db/client.ts';
+import { serviceNow } from '../db/schema/columns.ts';
 import {
   addressNonces,
   chainSubmissionAttempts,
@@ -113,7 +114,7 @@ export async function allocateNonce(db: DbOrTx, address: Address, chainNonce: nu
       target: addressNonces.address,
       set: {
         nextNonce: sql`greatest(${addressNonces.nextNonce}, ${chainNonce}) + 1`,
-        updatedAt: new Date(),
+        updatedAt: serviceNow,
       },
     })
     .returning({ next: addressNonces.nextNonce });
@@ -152,7 +153,7 @@ export async function insertReplacement(
     await tx.insert(chainSubmissionAttempts).values({ ...attempt, submissionId: submission.id });
     const [row] = await tx
       .update(chainSubmissions)
-      .set({ rawTx: attempt.rawTx, txHash: attempt.txHash, updatedAt: new Date() })
+      .set({ rawTx: attempt.rawTx, txHash: attempt.txHash, updatedAt: serviceNow })
       .where(eq(chainSubmissions.id, submission.id))
       .returning();
     if (!row) throw new Error(`submission ${submission.id} vanished`);
@@ -210,7 +211,7 @@ export async function recordReceipt(
     : { status: 'SIGNED' as const, blockNumber: null, blockHash: null };
   await db
     .update(chainSubmissions)
-    .set({ ...values, updatedAt: new Date() })
+    .set({ ...values, updatedAt: serviceNow })
     .where(eq(chainSubmissions.id, id));
 }
 
@@ -248,7 +249,7 @@ export async function recordReorganized(
     .update(chainSubmissions)
     .set({
       ...(moved ?? { status: 'SIGNED' as const, blockNumber: null, blockHash: null }),
-      updatedAt: new Date(),
+      updatedAt: serviceNow,
     })
     .where(and(eq(chainSubmissions.id, submission.id), eq(chainSubmissions.blockHash, submission.blockHash)))
     .returning({ id: chainSubmissions.id });

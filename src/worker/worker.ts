@@ -1,5 +1,6 @@
 import type { TransactionRow, TransactionType } from '../db/schema/index.ts';
 import type { Deps, OperationContext } from '../deps.ts';
+import { type Backoff, backoffMs } from '../lib/backoff.ts';
 import { newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
 import { checkFinality, FINALITY_CHECK_MS } from './finality.ts';
@@ -15,13 +16,9 @@ import { fail } from './steps.ts';
 import { hasValueMovingSubmission } from './submissions.repository.ts';
 import { AwaitingChain, PreflightError, RevertedError } from './submissions.ts';
 
-const MAX_BACKOFF_MS = 60_000;
+/** A transaction's retries: 250 ms doubling up to a minute (src/lib/backoff.ts). */
+const RETRY: Backoff = { firstMs: 250, factor: 2, maxMs: 60_000 };
 const HOUR_MS = 3_600_000;
-
-function backoffMs(attempts: number): number {
-  const base = Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(attempts, 16));
-  return Math.round(base / 2 + Math.random() * (base / 2));
-}
 
 function leaseEnd(deps: Deps): Date {
   return new Date(deps.clock.now().getTime() + deps.config.worker.leaseMs);
@@ -164,7 +161,7 @@ async function recover(ctx: OperationContext, row: TransactionRow, error: unknow
       nextAttemptAt:
         error instanceof SandboxFault
           ? error.until
-          : new Date(deps.clock.now().getTime() + backoffMs(attempts)),
+          : new Date(deps.clock.now().getTime() + backoffMs(RETRY, attempts)),
       leaseOwner: null,
       leaseUntil: null,
     });

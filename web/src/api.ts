@@ -23,11 +23,12 @@ export const client = createClient({
 
 /** `method`: the HTTP method of the call that met the ended session (not `GET`: a submission the service refused). */
 type SessionLostListener = (error: SealpayError, method: string) => void;
-let sessionLost: SessionLostListener | null = null;
+/** This module's state: who is told when the session ends. */
+const state = { sessionLost: null as SessionLostListener | null };
 
 /** Called when an authenticated call answers 401 unauthenticated / session_expired. */
 export function onSessionLost(listener: SessionLostListener | null): void {
-  sessionLost = listener;
+  state.sessionLost = listener;
 }
 
 export interface CallOptions {
@@ -66,7 +67,7 @@ function reportSessionLost(error: unknown, options: CallOptions, method: string)
     !options.quiet401 &&
     (error.code === 'unauthenticated' || error.code === 'session_expired')
   ) {
-    sessionLost?.(error, method);
+    state.sessionLost?.(error, method);
   }
 }
 

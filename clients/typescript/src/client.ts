@@ -7,6 +7,7 @@ import createFetchClient from 'openapi-fetch';
 import { errorFromAnswer, SealpayError } from './errors.ts';
 import type { components, paths } from './openapi.ts';
 import { DEFAULT_RETRY, type Fetch, type RetryOptions, retryingFetch, sleep } from './retry.ts';
+import { sandboxAmount } from './sandbox.ts';
 
 type Schemas = components['schemas'];
 export type Transaction = Schemas['Transaction'];
@@ -352,6 +353,24 @@ export function createClient(options: ClientOptions) {
       /** Queues a `webhook.test` event to the endpoint. */
       test: (id: string) =>
         request('post', '/webhooks/{id}/test', { params: { path: { id } } }).then((data) => data.delivery),
+    },
+    /**
+     * Sandbox helpers (`local`, `devnet`; production answers `404 not_found`): the magic amounts' builder, and the
+     * test clock, which takes the operator secret (`SWEEP_SECRET`, sent as `X-Sweep-Secret`).
+     */
+    sandbox: {
+      /** `sandbox.amount('10', 'claimUnsettled')` → `'10.000504'`: see `SANDBOX_OUTCOMES`. */
+      amount: sandboxAmount,
+      clock: (operatorSecret: string) => {
+        const headers = { 'x-sweep-secret': operatorSecret };
+        return {
+          /** `{now, offsetSeconds}`: the service's time and how far it runs ahead of real time. */
+          get: () => request('get', '/sandbox/clock', { headers }),
+          /** Moves every process's clock forward by `seconds` (1 to 400 days' worth); it never moves back. */
+          advance: (seconds: number) =>
+            request('post', '/sandbox/clock', { body: { advanceSeconds: seconds }, headers }),
+        };
+      },
     },
     notas: {
       /** Checks a nota's signature with the service (`{valid, kind, payload}`). */

@@ -11,3 +11,4 @@ export * from './client.ts';
 export * from './errors.ts';
 export type { components, operations, paths } from './openapi.ts';
 export { isReplayable, type RetryOptions } from './retry.ts';
+export * from './sandbox.ts';

@@ -360,7 +360,7 @@ export interface paths {
         put?: never;
         /**
          * Faucet (sandbox only): test STABLE plus a gas top-up
-         * @description Capped at 1000 STABLE per account over a rolling 24 hours; past the cap the transaction ends FAILED with `errorCode: faucet_cap_exceeded`. Answers 201 with the transaction QUEUED.
+         * @description Capped at 1000 STABLE per account over a rolling 24 hours; past the cap the transaction ends FAILED with `errorCode: faucet_cap_exceeded`. Answers 201 with the transaction QUEUED. Sandbox magic amounts (`local`, `devnet`; ordinary amounts in production), by the last three of the six decimals, the whole amount moved: `…402` goes QUEUED → FAILED with this operation’s own `errorCode`, nothing moved; `…429` meets transient faults for 30 s (the row stays QUEUED), then completes.
          */
         post: operations["fundWallet"];
         delete?: never;
@@ -378,7 +378,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mint cSTABLE by wrapping public STABLE (1:1) */
+        /**
+         * Mint cSTABLE by wrapping public STABLE (1:1)
+         * @description Answers 201 with the transaction QUEUED. Sandbox magic amounts (`local`, `devnet`; ordinary amounts in production), by the last three of the six decimals, the whole amount moved: `…402` goes QUEUED → FAILED with this operation’s own `errorCode`, nothing moved; `…429` meets transient faults for 30 s (the row stays QUEUED), then completes.
+         */
         post: operations["mintConfidential"];
         delete?: never;
         options?: never;
@@ -397,7 +400,7 @@ export interface paths {
         put?: never;
         /**
          * Confidential transfer of cSTABLE to an address
-         * @description A transfer the confidential balance cannot cover ends FAILED (`transfer_failed`): it moved nothing. Through an API key with a spend limit, a transfer that would take the key past it over the last 24 hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`.
+         * @description A transfer the confidential balance cannot cover ends FAILED (`transfer_failed`): it moved nothing. Through an API key with a spend limit, a transfer that would take the key past it over the last 24 hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`. Sandbox magic amounts (`local`, `devnet`; ordinary amounts in production), by the last three of the six decimals, the whole amount moved: `…402` goes QUEUED → FAILED with this operation’s own `errorCode`, nothing moved; `…429` meets transient faults for 30 s (the row stays QUEUED), then completes.
          */
         post: operations["createTransfer"];
         delete?: never;
@@ -417,7 +420,7 @@ export interface paths {
         put?: never;
         /**
          * Redeem cSTABLE into public STABLE (unwrap, then settlement)
-         * @description Goes PENDING, then SETTLING while the payout is finalized, and ends SETTLED.
+         * @description Goes PENDING, then SETTLING while the payout is finalized, and ends SETTLED. Sandbox magic amounts (`local`, `devnet`; ordinary amounts in production), by the last three of the six decimals, the whole amount moved: `…402` goes QUEUED → FAILED with this operation’s own `errorCode`, nothing moved; `…429` meets transient faults for 30 s (the row stays QUEUED), then completes.
          */
         post: operations["redeemConfidential"];
         delete?: never;
@@ -532,7 +535,7 @@ export interface paths {
         put?: never;
         /**
          * Create a letter of value: escrow a sealed amount
-         * @description Blocks up to about 20 s until the escrow leg is confirmed and verified, then answers 201 with the letter ESCROWED; `502 escrow_unsettled` with `{letterId, txHash}` when the escrow was sent but is not settled yet. Through an API key with a spend limit, a letter whose amount would take the key past it over the last 24 hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`.
+         * @description Blocks up to about 20 s until the escrow leg is confirmed and verified, then answers 201 with the letter ESCROWED; `502 escrow_unsettled` with `{letterId, txHash}` when the escrow was sent but is not settled yet. Through an API key with a spend limit, a letter whose amount would take the key past it over the last 24 hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`. Sandbox magic amounts (`local`, `devnet`; ordinary amounts in production), by the last three of the six decimals, the whole amount escrowed: `…505` answers `502 escrow_unsettled` (`details: {letterId, txHash}`) and the letter reads ESCROWED soon after; `…502`, `…503` and `…504` act on its claim (see `claimLetter`).
          */
         post: operations["createLetter"];
         delete?: never;
@@ -573,7 +576,7 @@ export interface paths {
         put?: never;
         /**
          * Claim a letter into one of your wallets
-         * @description Blocks up to about 20 s. First claimant wins. The same principal (the same API key, or the same browser session) repeating into the same wallet gets the existing claim back (200); any other principal, even of the same account, or another wallet, gets `409 already_claimed`. Limited to 10 attempts per 15 minutes per principal and IP.
+         * @description Blocks up to about 20 s. First claimant wins. The same principal (the same API key, or the same browser session) repeating into the same wallet gets the existing claim back (200); any other principal, even of the same account, or another wallet, gets `409 already_claimed`. Limited to 10 attempts per 15 minutes per principal and IP. Sandbox magic amounts of the letter (`local`, `devnet`; ordinary in production), by the last three of the six decimals: `…502`, its first claim is `502 claim_failed` and `…503` `503 escrow_vault_underfunded`, the letter claimable again and the next claim succeeding; `…504`, the claim is `502 claim_unsettled` (`details: {letterId, txHash}`), held for that claimant, and returned CLAIMED once the reconciliation (the sweep) lands.
          */
         post: operations["claimLetter"];
         delete?: never;

@@ -183,7 +183,8 @@ export const chainSubmissionAttempts = pgTable(
     rawTx: text('raw_tx').$type<Hex>().notNull(),
     txHash: text('tx_hash').$type<Hex>().notNull(),
     sentBlock: bigint('sent_block', { mode: 'bigint' }),
-    createdAt: createdAt(),
+    // Real time (`now()`), not the sandbox's test clock: a stuck transaction is judged by the chain's own time.
+    createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [
     uniqueIndex('chain_submission_attempts_hash_key').on(t.txHash),

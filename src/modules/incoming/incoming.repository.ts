@@ -1,6 +1,7 @@
 import { eq, inArray, sql } from 'drizzle-orm';
 import type { Address, Hex } from 'viem';
 import type { DbOrTx } from '../../db/client.ts';
+import { serviceNow } from '../../db/schema/columns.ts';
 import {
   chainCursors,
   chainSubmissionAttempts,
@@ -35,7 +36,7 @@ export async function advanceCursor(db: DbOrTx, chainId: number, from: bigint, t
   if (!locked || locked.lastBlock !== from) return false;
   await db
     .update(chainCursors)
-    .set({ lastBlock: to, updatedAt: new Date() })
+    .set({ lastBlock: to, updatedAt: serviceNow })
     .where(eq(chainCursors.chainId, chainId));
   return true;
 }

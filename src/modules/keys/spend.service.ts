@@ -12,8 +12,8 @@ import { AppError } from '../../lib/errors.ts';
 import { type Scope, SPEND_LIMIT_WINDOW_MS } from '../../lib/key-scope.ts';
 import { formatAmount } from '../../lib/money.ts';
 import { iso } from '../../lib/time.ts';
-import { spendReachedAt, spentByKeys } from '../transactions/transactions.repository.ts';
 import { lockKey } from './keys.repository.ts';
+import { spendReachedAt, spentByKeys } from './spend.repository.ts';
 
 /** The transaction types whose amounts leave the account through the key that asked for them. */
 export const SPENDING_TYPES: readonly TransactionType[] = ['TRANSFER', 'LETTER_ESCROW'];

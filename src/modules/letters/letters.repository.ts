@@ -2,6 +2,7 @@ import { and, desc, eq, inArray, lte, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.ts';
 import { recordEvent } from '../../db/events.ts';
 import { afterCursor, type ListPosition, listTotal, trimPage } from '../../db/lists.ts';
+import { serviceNow } from '../../db/schema/columns.ts';
 import {
   type LetterRow,
   type LetterStatus,
@@ -91,7 +92,7 @@ async function changeLetter(
     if (!before) return undefined;
     const [row] = await tx
       .update(letters)
-      .set({ ...values, updatedAt: values.updatedAt ?? new Date() })
+      .set({ ...values, updatedAt: values.updatedAt ?? serviceNow })
       .where(guard)
       .returning();
     const type = row ? letterEventOf(before.status, row.status) : null;

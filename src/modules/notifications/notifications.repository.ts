@@ -1,5 +1,6 @@
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
-import { type DbOrTx, rows } from '../../db/client.ts';
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client.ts';
+import { leaseDue } from '../../db/lease.ts';
 import { type EmailOutboxRow, emailOutbox } from '../../db/schema/index.ts';
 
 export async function insertOutboxEmail(
@@ -20,30 +21,13 @@ export async function leaseDueEmails(
   leaseUntil: Date,
   limit: number,
 ): Promise<EmailOutboxRow[]> {
-  const claimed = await rows<{ id: string }>(
-    db,
-    sql`update email_outbox set lease_until = ${leaseUntil.toISOString()}, attempts = attempts + 1
-        where id in (
-          select id from email_outbox
-          where sent_at is null
-            and message_sealed is not null
-            and next_attempt_at <= ${now.toISOString()}
-            and (lease_until is null or lease_until < ${now.toISOString()})
-          order by next_attempt_at
-          limit ${limit}
-          for update skip locked)
-        returning id`,
-  );
-  if (claimed.length === 0) return [];
-  return db
-    .select()
-    .from(emailOutbox)
-    .where(
-      inArray(
-        emailOutbox.id,
-        claimed.map((row) => row.id),
-      ),
-    );
+  return leaseDue(db, emailOutbox, {
+    set: sql`lease_until = ${leaseUntil.toISOString()}, attempts = attempts + 1`,
+    due: sql`q.sent_at is null and q.message_sealed is not null and q.next_attempt_at <= ${now.toISOString()}`,
+    orderBy: sql`q.next_attempt_at`,
+    now,
+    limit,
+  });
 }
 
 /** Sent: the sealed message is blanked (a reset link must not outlive its sending in the database). */

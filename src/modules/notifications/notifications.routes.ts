@@ -2,12 +2,11 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { UserRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
-import { SESSION_COOKIE } from '../../http/auth.ts';
+import { type CredentialResolvers, SESSION_COOKIE } from '../../http/auth.ts';
 import { ok, responses } from '../../http/envelope.ts';
 import { isFromThisMachine } from '../../http/request-context.ts';
 import type { App } from '../../http/types.ts';
 import { isAppError } from '../../lib/errors.ts';
-import { resolveSession } from '../accounts/accounts.service.ts';
 import { MailboxMessage, MailboxQuery } from './notifications.schema.ts';
 import { type MailboxReader, readMailbox } from './notifications.service.ts';
 
@@ -15,7 +14,11 @@ import { type MailboxReader, readMailbox } from './notifications.service.ts';
  * The account of the request's session cookie, or null: no cookie, a session that ended, or a disabled account. An
  * API key does not count: it may move money but must not read the account's password reset links.
  */
-async function sessionAccount(deps: Deps, request: FastifyRequest): Promise<UserRow | null> {
+async function sessionAccount(
+  deps: Deps,
+  resolveSession: CredentialResolvers['session'],
+  request: FastifyRequest,
+): Promise<UserRow | null> {
   const token = request.cookies[SESSION_COOKIE];
   if (!token) return null;
   try {
@@ -27,8 +30,15 @@ async function sessionAccount(deps: Deps, request: FastifyRequest): Promise<User
   }
 }
 
-/** The local mailbox, read over HTTP: only where it is the email sender (sandbox networks without SMTP). */
-export function registerNotificationRoutes(app: App, deps: Deps): void {
+/**
+ * The local mailbox, read over HTTP: only where it is the email sender (sandbox networks without SMTP). Sessions
+ * are resolved by the accounts module (src/app.ts passes its resolver), which itself queues notices here.
+ */
+export function registerNotificationRoutes(
+  app: App,
+  deps: Deps,
+  resolveSession: CredentialResolvers['session'],
+): void {
   app.get(
     '/sandbox/mailbox',
     {
@@ -51,7 +61,7 @@ export function registerNotificationRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      const account = await sessionAccount(deps, request);
+      const account = await sessionAccount(deps, resolveSession, request);
       const reader: MailboxReader = account
         ? { account: { email: account.email } }
         : isFromThisMachine(request)

@@ -1,6 +1,7 @@
 import { type EmailMessage, isLocalMailbox, type StoredEmail } from '../../adapters/email/index.ts';
 import type { DbOrTx } from '../../db/client.ts';
 import type { Deps } from '../../deps.ts';
+import { type Backoff, backoffMs } from '../../lib/backoff.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/logger.ts';
@@ -17,7 +18,8 @@ import {
 const LEASE_MS = 60_000;
 /** After this many failed attempts (about a day with the backoff below) an email is dropped, its content blanked. */
 export const MAX_EMAIL_ATTEMPTS = 12;
-const MAX_BACKOFF_MS = 3_600_000;
+/** An email's retries: 5 s doubling up to an hour (src/lib/backoff.ts). */
+const RETRY: Backoff = { firstMs: 5_000, factor: 2, maxMs: 3_600_000 };
 
 /** The sealing context binds a sealed message to its outbox row. */
 function sealContext(id: string): string {
@@ -59,11 +61,6 @@ export async function queueNotice(
   await queueEmail(deps, db, { userId: user.id, kind, message });
 }
 
-function backoffMs(attempts: number): number {
-  const base = Math.min(MAX_BACKOFF_MS, 5_000 * 2 ** Math.min(attempts, 16));
-  return Math.round(base / 2 + Math.random() * (base / 2));
-}
-
 /** Sends what is due in the outbox, up to `limit` emails; returns how many were sent. */
 export async function deliverDueEmails(deps: Deps, logger: Logger, limit = 20): Promise<number> {
   const sender = deps.email;
@@ -90,7 +87,7 @@ export async function deliverDueEmails(deps: Deps, logger: Logger, limit = 20): 
         giveUp ? 'email dropped after repeated failures' : 'email not sent; will retry',
       );
       await markEmailFailed(db, row.id, {
-        nextAttemptAt: new Date(deps.clock.now().getTime() + backoffMs(row.attempts)),
+        nextAttemptAt: new Date(deps.clock.now().getTime() + backoffMs(RETRY, row.attempts)),
         lastError: reason,
         giveUp,
       });

@@ -3,7 +3,6 @@ import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
 import { IdParam, ok, responses } from '../../http/envelope.ts';
 import type { App } from '../../http/types.ts';
-import { ownTransaction } from '../transactions/transactions.service.ts';
 import {
   decodeNota,
   MAX_NOTA_LENGTH,
@@ -11,8 +10,9 @@ import {
   notaPublicKeys,
   verifyReceiptSignature,
   walletKeyPayloadOf,
-} from './nota.ts';
-import { NotaFile, NotaKey } from './receipts.schema.ts';
+} from '../notas/nota.ts';
+import { NotaFile, NotaKey } from '../notas/notas.schema.ts';
+import { ownTransaction } from '../transactions/transactions.service.ts';
 import { issueReceipt } from './receipts.service.ts';
 
 export function registerReceiptRoutes(app: App, deps: Deps): void {

@@ -4,8 +4,8 @@ import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import { iso } from '../../lib/time.ts';
 import { findSubmissionBlock } from '../../worker/submissions.repository.ts';
+import { encodeNota, signNota } from '../notas/nota.ts';
 import { toTransaction } from '../transactions/transactions.schema.ts';
-import { encodeNota, signNota } from './nota.ts';
 
 interface Block {
   blockNumber: bigint;

@@ -14,8 +14,8 @@ import {
 import { chainSubmissions } from '../../db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';
 import { createKeyring } from '../../lib/secrets.ts';
+import { encodeNota, type Nota, notaSigningKey, signNota } from '../notas/nota.ts';
 import { insertTransaction } from '../transactions/transactions.repository.ts';
-import { encodeNota, type Nota, notaSigningKey, signNota } from './nota.ts';
 
 const canonicalize = (
   typeof canonicalizeModule === 'function'

@@ -152,7 +152,7 @@ describe('the test clock', () => {
     } finally {
       await limited.close();
     }
-  });
+  }, 180_000);
 
   it('is seen by every process on the database, and never moves a process back', async () => {
     const { database, drop } = await openTestDatabase();
@@ -177,7 +177,7 @@ describe('the test clock', () => {
       await database.close();
       await drop();
     }
-  });
+  }, 180_000);
 });
 
 describe('the test clock in production', () => {

@@ -1,42 +1,34 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { type Address, getAddress, isAddress, zeroAddress } from 'viem';
-import {
-  TRANSACTION_DIRECTIONS,
-  TRANSACTION_STATUSES,
-  TRANSACTION_TYPES,
-} from '../../db/schema/transactions.ts';
 import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
-import { pageFields, positionOf } from '../../http/cursor.ts';
-import { IdParam, JSON_CONTENT_TYPE, ok, PageOf, PageQueryFields, responses } from '../../http/envelope.ts';
+import { ok, responses } from '../../http/envelope.ts';
 import type { DocumentedError } from '../../http/openapi.ts';
 import type { App } from '../../http/types.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseAmount } from '../../lib/money.ts';
 import { MONEY_CONFIGURATION_ERRORS } from '../network/network.service.ts';
-import { ownWallet } from '../wallets/wallets.service.ts';
 import { idempotencyKeyOf, type MoneyMovement, queueMoneyMovement } from './money.service.ts';
-import { listTransactions } from './transactions.repository.ts';
+import { TRANSACTION_DOCS } from './transactions.docs.ts';
 import { Transaction, toTransaction } from './transactions.schema.ts';
-import { ownTransaction } from './transactions.service.ts';
 
-const WalletId = Type.String({ minLength: 1, maxLength: 64 });
+export const WalletId = Type.String({ minLength: 1, maxLength: 64 });
 // Amounts are validated by parseAmount (400 invalid_amount), not by the schema, so that a number or a
 // malformed string gets the interface's own code.
-const AmountField = Type.Unknown({ description: 'Decimal string in human units, e.g. "12.50"' });
+export const AmountField = Type.Unknown({ description: 'Decimal string in human units, e.g. "12.50"' });
 // Required, but its absence is the interface's `invalid_amount`, not a schema `validation_error`.
-const RequiredAmount = Type.Optional(
+export const RequiredAmount = Type.Optional(
   Type.Unknown({ description: 'Required. Decimal string in human units, e.g. "12.50"' }),
 );
-const IdempotencyHeaders = Type.Object({
+export const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(
     Type.String({ description: '1 to 255 characters; a repeat returns the original 201' }),
   ),
 });
-const TransactionData = Type.Object({ transaction: Transaction });
+export const TransactionData = Type.Object({ transaction: Transaction });
 /** What the four queued operations refuse before queueing (their later failures are FAILED transactions). */
-const QUEUED_ERRORS: DocumentedError[] = [
+export const QUEUED_ERRORS: DocumentedError[] = [
   'invalid_amount',
   'not_found',
   'wallet_not_custodial',
@@ -46,7 +38,7 @@ const QUEUED_ERRORS: DocumentedError[] = [
 ];
 
 /** Every value of the Idempotency-Key header as sent (`request.headers` has them joined into one). */
-function idempotencyKeysSent(request: FastifyRequest): string[] {
+export function idempotencyKeysSent(request: FastifyRequest): string[] {
   const raw = request.raw.rawHeaders;
   const sent: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
@@ -59,7 +51,7 @@ function idempotencyKeysSent(request: FastifyRequest): string[] {
  * The common path of the four queued operations: the Idempotency-Key and the amount parsed, the QUEUED row (or the
  * key's replay) recorded, and 201.
  */
-async function queueFromRequest(
+export async function queueFromRequest(
   deps: Deps,
   request: FastifyRequest,
   reply: FastifyReply,
@@ -79,8 +71,6 @@ async function queueFromRequest(
 }
 
 export function registerTransactionRoutes(app: App, deps: Deps): void {
-  const { db } = deps.database;
-
   if (deps.config.environment === 'sandbox') {
     app.post(
       '/fund',
@@ -93,9 +83,7 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
           operationId: 'fundWallet',
           tags: ['Money movement'],
           summary: 'Faucet (sandbox only): test STABLE plus a gas top-up',
-          description:
-            'Capped at 1000 STABLE per account over a rolling 24 hours; past the cap the transaction ends FAILED ' +
-            'with `errorCode: faucet_cap_exceeded`. Answers 201 with the transaction QUEUED.',
+          description: TRANSACTION_DOCS.fundWallet,
           headers: IdempotencyHeaders,
           body: Type.Object({ walletId: WalletId, amount: Type.Optional(AmountField) }),
           response: responses({ 201: TransactionData }),
@@ -134,6 +122,7 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
         operationId: 'mintConfidential',
         tags: ['Money movement'],
         summary: 'Mint cSTABLE by wrapping public STABLE (1:1)',
+        description: TRANSACTION_DOCS.mintConfidential,
         headers: IdempotencyHeaders,
         body: Type.Object({ walletId: WalletId, amount: RequiredAmount }),
         response: responses({ 201: TransactionData }),
@@ -158,10 +147,7 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
         operationId: 'createTransfer',
         tags: ['Money movement'],
         summary: 'Confidential transfer of cSTABLE to an address',
-        description:
-          'A transfer the confidential balance cannot cover ends FAILED (`transfer_failed`): it moved nothing. ' +
-          'Through an API key with a spend limit, a transfer that would take the key past it over the last 24 ' +
-          'hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`.',
+        description: TRANSACTION_DOCS.createTransfer,
         headers: IdempotencyHeaders,
         body: Type.Object({
           walletId: WalletId,
@@ -197,7 +183,7 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
         operationId: 'redeemConfidential',
         tags: ['Money movement'],
         summary: 'Redeem cSTABLE into public STABLE (unwrap, then settlement)',
-        description: 'Goes PENDING, then SETTLING while the payout is finalized, and ends SETTLED.',
+        description: TRANSACTION_DOCS.redeemConfidential,
         headers: IdempotencyHeaders,
         body: Type.Object({ walletId: WalletId, amount: RequiredAmount }),
         response: responses({ 201: TransactionData }),
@@ -209,82 +195,5 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
         walletId: request.body.walletId,
         amount: request.body.amount,
       }),
-  );
-
-  app.get(
-    '/transactions',
-    {
-      config: { auth: 'either', errors: ['not_found'] },
-      schema: {
-        operationId: 'listTransactions',
-        tags: ['Transactions'],
-        summary: 'List transactions, newest first',
-        querystring: Type.Object({
-          ...PageQueryFields,
-          walletId: Type.Optional(WalletId),
-          type: Type.Optional(Type.Union(TRANSACTION_TYPES.map((value) => Type.Literal(value)))),
-          status: Type.Optional(Type.Union(TRANSACTION_STATUSES.map((value) => Type.Literal(value)))),
-          direction: Type.Optional(Type.Union(TRANSACTION_DIRECTIONS.map((value) => Type.Literal(value)))),
-        }),
-        response: responses({ 200: PageOf(Transaction) }),
-      },
-    },
-    async (request, reply) => {
-      const { principal, user } = principalOf(request);
-      const { walletIds } = principal.scope;
-      // The same request of the same account and wallet scope, while none of its transactions changed: the bytes
-      // sent last time (a wallet's owner never changes, so the ownership check holds as well).
-      const pages = deps.transactionPages;
-      const pageRequest = walletIds ? `${walletIds.join(',')} ${request.url}` : request.url;
-      const kept = pages?.find(user.id, pageRequest);
-      if (kept !== undefined) return reply.type(JSON_CONTENT_TYPE).send(kept);
-      const generation = pages?.generation(user.id) ?? 0;
-      const { pageSize = 20, walletId, type, status, direction } = request.query;
-      const position = positionOf(request.query);
-      if (walletId) await ownWallet(deps, user.id, walletId, principal.scope);
-      const found = await listTransactions(
-        db,
-        {
-          userId: user.id,
-          ...(walletIds ? { inWallets: walletIds } : {}),
-          ...(walletId ? { walletId } : {}),
-          ...(type ? { type } : {}),
-          ...(status ? { status } : {}),
-          ...(direction ? { direction } : {}),
-        },
-        position,
-        pageSize,
-      );
-      const answer = ok({
-        items: found.items.map((row) => toTransaction(row, deps.network)),
-        pageSize,
-        total: found.total,
-        ...pageFields(position, found),
-      });
-      if (!pages) return answer;
-      // The route's own serializer (its response schema), as Fastify would have sent it.
-      const body = Buffer.from(String(reply.serialize(answer)));
-      pages.keep(user.id, pageRequest, generation, body);
-      return reply.type(JSON_CONTENT_TYPE).send(body);
-    },
-  );
-
-  app.get(
-    '/transactions/:id',
-    {
-      config: { auth: 'either' },
-      schema: {
-        operationId: 'getTransaction',
-        tags: ['Transactions'],
-        summary: 'One transaction',
-        params: IdParam,
-        response: responses({ 200: TransactionData }),
-      },
-    },
-    async (request) => {
-      const { principal, user } = principalOf(request);
-      const row = await ownTransaction(deps, user.id, request.params.id, principal.scope);
-      return ok({ transaction: toTransaction(row, deps.network) });
-    },
   );
 }

@@ -14,7 +14,7 @@ import {
   WALLET_KEY_KDF,
   type WalletKeyPayload,
   walletKeyPayloadOf,
-} from '../receipts/nota.ts';
+} from '../notas/nota.ts';
 import { openWalletKey } from './custody.ts';
 import { addWallet, ownWallet } from './wallets.service.ts';
 

@@ -14,6 +14,7 @@ import {
   wallets,
 } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
+import { type Backoff, backoffMs } from '../../lib/backoff.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { startPollingLoop } from '../../worker/polling-loop.ts';
@@ -35,14 +36,8 @@ import {
 import { signingSecrets } from './webhooks.service.ts';
 
 const RETRY_HORIZON_MS = 3 * 24 * 60 * 60 * 1000;
-const FIRST_RETRY_MS = 5_000;
-const MAX_RETRY_MS = 6 * 60 * 60 * 1000;
-
-/** The wait before attempt `attempts + 1`: 5 s, 15 s, 45 s, … up to 6 h, each drawn between half and all of it. */
-export function retryDelayMs(attempts: number): number {
-  const base = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 3 ** Math.max(0, attempts - 1));
-  return Math.round(base / 2 + Math.random() * (base / 2));
-}
+/** A delivery's retries: 5 s, 15 s, 45 s, … up to 6 h (src/lib/backoff.ts). */
+const RETRY: Backoff = { firstMs: 5_000, factor: 3, maxMs: 6 * 60 * 60 * 1000 };
 
 /**
  * The event's `data`: its resource as the API shows it, by the API's own mappers, from the row (and the rows its view
@@ -138,7 +133,7 @@ export async function attemptDelivery(deps: Deps, delivery: WebhookDeliveryRow):
         attempts,
         lastStatusCode: outcome.statusCode,
         lastError: outcome.error,
-        nextAttemptAt: new Date(after.getTime() + retryDelayMs(attempts)),
+        nextAttemptAt: new Date(after.getTime() + backoffMs(RETRY, attempts - 1)),
         leaseOwner: null,
         leaseUntil: null,
       });

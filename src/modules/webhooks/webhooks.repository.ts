@@ -1,5 +1,7 @@
 import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
-import { type DbOrTx, rows } from '../../db/client.ts';
+import type { DbOrTx } from '../../db/client.ts';
+import { leaseDue } from '../../db/lease.ts';
+import { serviceNow } from '../../db/schema/columns.ts';
 import {
   type NewWebhookEndpoint,
   type WebhookAttemptRow,
@@ -55,7 +57,7 @@ export async function updateEndpoint(
 ): Promise<WebhookEndpointRow> {
   const [row] = await db
     .update(webhookEndpoints)
-    .set({ ...values, updatedAt: values.updatedAt ?? new Date() })
+    .set({ ...values, updatedAt: values.updatedAt ?? serviceNow })
     .where(eq(webhookEndpoints.id, id))
     .returning();
   if (!row) throw new Error(`webhook endpoint ${id} vanished`);
@@ -172,37 +174,22 @@ export async function leaseDueDeliveries(
   limit: number,
 ): Promise<WebhookDeliveryRow[]> {
   const at = now.toISOString();
-  const claimed = await rows<{ id: string }>(
-    db,
-    sql`update webhook_deliveries set lease_owner = ${owner}, lease_until = ${leaseUntil.toISOString()}
-        where id in (
-          select d.id from webhook_deliveries d
-          where d.status = 'PENDING'
-            and d.next_attempt_at <= ${at}
-            and (d.lease_until is null or d.lease_until < ${at})
+  const leased = await leaseDue(db, webhookDeliveries, {
+    set: sql`lease_owner = ${owner}, lease_until = ${leaseUntil.toISOString()}`,
+    due: sql`q.status = 'PENDING'
+            and q.next_attempt_at <= ${at}
             and not exists (
               select 1 from webhook_deliveries o
-              where o.endpoint_id = d.endpoint_id and o.status = 'PENDING' and o.id <> d.id
+              where o.endpoint_id = q.endpoint_id and o.status = 'PENDING' and o.id <> q.id
                 and (
                   (o.lease_until is not null and o.lease_until >= ${at})
-                  or (o.next_attempt_at <= ${at} and (o.event_seq, o.created_at) < (d.event_seq, d.created_at))
-                ))
-          order by d.event_seq
-          limit ${limit}
-          for update of d skip locked)
-        returning id`,
-  );
-  if (claimed.length === 0) return [];
-  return db
-    .select()
-    .from(webhookDeliveries)
-    .where(
-      inArray(
-        webhookDeliveries.id,
-        claimed.map((row) => row.id),
-      ),
-    )
-    .orderBy(asc(webhookDeliveries.eventSeq));
+                  or (o.next_attempt_at <= ${at} and (o.event_seq, o.created_at) < (q.event_seq, q.created_at))
+                ))`,
+    orderBy: sql`q.event_seq`,
+    now,
+    limit,
+  });
+  return leased.sort((a, b) => a.eventSeq - b.eventSeq);
 }
 
 export async function findEndpointById(db: DbOrTx, id: string): Promise<WebhookEndpointRow | undefined> {
@@ -230,7 +217,7 @@ export async function updateLeasedDelivery(
 ): Promise<boolean> {
   const moved = await db
     .update(webhookDeliveries)
-    .set({ ...values, updatedAt: new Date() })
+    .set({ ...values, updatedAt: serviceNow })
     .where(
       and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.leaseOwner, delivery.leaseOwner ?? '')),
     )

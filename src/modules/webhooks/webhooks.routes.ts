@@ -1,12 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
-import { IdParam, OffsetPageOf, OffsetPageQueryFields, ok, responses } from '../../http/envelope.ts';
+import { IdParam, ok, responses } from '../../http/envelope.ts';
 import type { App } from '../../http/types.ts';
 import { ID_PATTERN } from '../../lib/ids.ts';
-import { listDeliveries, listEndpoints } from './webhooks.repository.ts';
+import { WEBHOOK_DOCS } from './webhooks.docs.ts';
+import { listEndpoints } from './webhooks.repository.ts';
 import {
-  toWebhookDelivery,
   toWebhookEndpoint,
   WebhookDelivery,
   WebhookEndpoint,
@@ -16,26 +16,28 @@ import {
   createWebhook,
   deleteWebhook,
   ownEndpoint,
-  replayDelivery,
   rotateWebhookSecret,
-  sendTestEvent,
   updateWebhook,
 } from './webhooks.service.ts';
 
-const TAGS = ['Webhooks'];
-const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'https (http also in the sandbox)' });
-const Events = Type.Array(WebhookEventTypeSchema, {
+export const TAGS = ['Webhooks'];
+export const Url = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description: 'https (http also in the sandbox)',
+});
+export const Events = Type.Array(WebhookEventTypeSchema, {
   maxItems: 20,
   description: 'The events to send; absent or empty for all of them',
 });
-const Description = Type.String({ maxLength: 500 });
-const EndpointData = Type.Object({ endpoint: WebhookEndpoint });
-const EndpointWithSecret = Type.Object({
+export const Description = Type.String({ maxLength: 500 });
+export const EndpointData = Type.Object({ endpoint: WebhookEndpoint });
+export const EndpointWithSecret = Type.Object({
   endpoint: WebhookEndpoint,
   secret: Type.String({ description: 'The signing secret (`whsec_…`), shown this once' }),
 });
-const DeliveryData = Type.Object({ delivery: WebhookDelivery });
-const DeliveryParams = Type.Object({
+export const DeliveryData = Type.Object({ delivery: WebhookDelivery });
+export const DeliveryParams = Type.Object({
   id: Type.String({ pattern: ID_PATTERN }),
   deliveryId: Type.String({ pattern: ID_PATTERN }),
 });
@@ -52,14 +54,7 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
         tags: TAGS,
         operationId: 'createWebhook',
         summary: 'Register a webhook endpoint',
-        description:
-          'Events are signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`: ' +
-          '`v1,<base64 HMAC-SHA256 of id.timestamp.body>` with the secret `whsec_<base64>`). The body is ' +
-          '`{type, timestamp, data}`: `data` is the transaction, letter or wallet as this API shows it (a ' +
-          "letter's `amount` and `memo` stay `sealed` until it is claimed). Delivered at least once, the same " +
-          '`webhook-id` on every retry; retried with backoff for 3 days; a 2xx within 10 s is success, redirects ' +
-          'are not followed. The secret is shown once. At most 10 endpoints per account. Errors: ' +
-          '`400 invalid_webhook_url`, `400 webhook_limit_reached`, `400 validation_error`.',
+        description: WEBHOOK_DOCS.createWebhook,
         body: Type.Object({
           url: Url,
           events: Type.Optional(Events),
@@ -167,9 +162,7 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
         tags: TAGS,
         operationId: 'rotateWebhookSecret',
         summary: 'Replace the signing secret',
-        description:
-          'The new secret is shown once; the old one keeps signing beside it for 24 hours (two `v1,` ' +
-          'signatures). Errors: `404 not_found`.',
+        description: WEBHOOK_DOCS.rotateWebhookSecret,
         params: IdParam,
         response: responses({ 200: EndpointWithSecret }),
       },
@@ -181,80 +174,6 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
         request.params.id,
       );
       return ok({ endpoint: toWebhookEndpoint(endpoint, now()), secret });
-    },
-  );
-
-  app.post(
-    '/webhooks/:id/test',
-    {
-      config: { auth: 'either' },
-      schema: {
-        tags: TAGS,
-        operationId: 'sendWebhookTest',
-        summary: 'Send a webhook.test event to the endpoint',
-        description:
-          'Queued at once and sent by the worker; follow it in the deliveries. Errors: `404 not_found`.',
-        params: IdParam,
-        response: responses({ 202: DeliveryData }),
-      },
-    },
-    async (request, reply) => {
-      const delivery = await sendTestEvent(deps, principalOf(request).user.id, request.params.id);
-      return reply
-        .code(202)
-        .send(ok({ delivery: toWebhookDelivery(delivery, { type: 'webhook.test' }, []) }));
-    },
-  );
-
-  app.get(
-    '/webhooks/:id/deliveries',
-    {
-      config: { auth: 'either' },
-      schema: {
-        tags: TAGS,
-        operationId: 'listWebhookDeliveries',
-        summary: "An endpoint's deliveries, newest first, with every attempt",
-        description: 'Errors: `404 not_found`.',
-        params: IdParam,
-        querystring: Type.Object({ ...OffsetPageQueryFields }),
-        response: responses({ 200: OffsetPageOf(WebhookDelivery) }),
-      },
-    },
-    async (request) => {
-      const endpoint = await ownEndpoint(deps, principalOf(request).user.id, request.params.id);
-      const { page = 1, pageSize = 20 } = request.query;
-      const { items, total } = await listDeliveries(db, endpoint.id, page, pageSize);
-      return ok({
-        items: items.map((item) => toWebhookDelivery(item.delivery, item.event, item.attempts)),
-        page,
-        pageSize,
-        total,
-      });
-    },
-  );
-
-  app.post(
-    '/webhooks/:id/deliveries/:deliveryId/replay',
-    {
-      config: { auth: 'session' },
-      schema: {
-        tags: TAGS,
-        operationId: 'replayWebhookDelivery',
-        summary: 'Send a delivered or failed event again',
-        description: 'A new delivery of the same event, with the same `webhook-id`. Errors: `404 not_found`.',
-        params: DeliveryParams,
-        response: responses({ 202: DeliveryData }),
-      },
-    },
-    async (request, reply) => {
-      const { user } = principalOf(request);
-      const { delivery, event } = await replayDelivery(
-        deps,
-        user.id,
-        request.params.id,
-        request.params.deliveryId,
-      );
-      return reply.code(202).send(ok({ delivery: toWebhookDelivery(delivery, event, []) }));
     },
   );
 }

@@ -48,26 +48,31 @@ const bannerSlot = newBannerSlot();
 const main = h('main', { id: 'main', tabindex: -1 });
 const nav = h('nav', { 'aria-label': 'Main' });
 const account = h('div', { class: 'account' });
-let network: NetworkInfo | null = null;
-let timers: number[] = [];
-let ctx: Ctx | null = null;
-/**
- * Bumped by every navigation and every sign-in or sign-out: a view that finishes loading under an older number
- * is dropped (it would paint over the sign-in form of an ended session, or over the view navigated to meanwhile).
- */
-let generation = 0;
+/** The page's state, in one place: what the service said of its network, and the session's view. */
+const state = {
+  network: null as NetworkInfo | null,
+  /** The view's `every` timers, stopped when it is left. */
+  timers: [] as number[],
+  /** The signed-in session's shared context (null while signed out). */
+  ctx: null as Ctx | null,
+  /**
+   * Bumped by every navigation and every sign-in or sign-out: a view that finishes loading under an older number
+   * is dropped (it would paint over the sign-in form of an ended session, or over the view navigated to meanwhile).
+   */
+  generation: 0,
+  /**
+   * What was typed in the view's forms when its session ended (passwords aside), by form name, for the same person
+   * at the same address: logging in again puts it back, so a submission the ended session refused can be sent again.
+   */
+  draft: null as { email: string; hash: string; forms: Map<string, (string | boolean | null)[]> } | null,
+  /** The form submitted last and when (`performance.now()`), until a submission of the service's succeeds. */
+  submitting: null as { name: string; at: number } | null,
+};
 
-/**
- * What was typed in the view's forms when its session ended (passwords aside), by form name, for the same address:
- * logging in again puts it back, so a submission the ended session refused can be sent again as it was.
- */
-let draft: { email: string; hash: string; forms: Map<string, (string | boolean | null)[]> } | null = null;
 /** How long after a submit a refused call still counts as that submission's (the longest submit wait). */
 const SUBMIT_WINDOW_MS = 60_000;
-/** The form submitted last and when (`performance.now()`), until a submission of the service's succeeds. */
-let submitting: { name: string; at: number } | null = null;
 
-/** A form's fields in order: a radio or checkbox's checked state, another field's value, null for a password. */
+/** A form's fields in order. */
 function fieldsOf(form: HTMLFormElement): (HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement)[] {
   return [...form.elements].filter(
     (element) =>
@@ -77,6 +82,7 @@ function fieldsOf(form: HTMLFormElement): (HTMLInputElement | HTMLSelectElement 
   ) as (HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement)[];
 }
 
+/** Keeps the view's forms: a radio or checkbox's checked state, another field's value, null for a password. */
 function saveDraft(): void {
   const forms = new Map<string, (string | boolean | null)[]>();
   for (const form of main.querySelectorAll<HTMLFormElement>('form[aria-label]')) {
@@ -91,14 +97,14 @@ function saveDraft(): void {
       }),
     );
   }
-  draft = { email: ctx?.user.email ?? '', hash: location.hash, forms };
+  state.draft = { email: state.ctx?.user.email ?? '', hash: location.hash, forms };
 }
 
 function restoreDraft(): void {
-  const saved = draft;
-  draft = null;
+  const saved = state.draft;
+  state.draft = null;
   // Only for the same person at the same address.
-  if (!saved || saved.hash !== location.hash || saved.email !== ctx?.user.email) return;
+  if (!saved || saved.hash !== location.hash || saved.email !== state.ctx?.user.email) return;
   for (const form of main.querySelectorAll<HTMLFormElement>('form[aria-label]')) {
     const values = saved.forms.get(form.getAttribute('aria-label') ?? '');
     const fields = fieldsOf(form);
@@ -116,8 +122,8 @@ function restoreDraft(): void {
 }
 
 function stopTimers(): void {
-  for (const timer of timers) window.clearInterval(timer);
-  timers = [];
+  for (const timer of state.timers) window.clearInterval(timer);
+  state.timers = [];
 }
 
 function currentRoute(): Route {
@@ -126,7 +132,7 @@ function currentRoute(): Route {
 }
 
 function renderNav(active: Route | null): void {
-  if (!ctx) {
+  if (!state.ctx) {
     replace(nav);
     return;
   }
@@ -177,10 +183,10 @@ function renderAccount(user: User | null): void {
 function viewContext(shared: Ctx, at: number): Ctx {
   const own: Ctx = Object.create(shared);
   own.every = (ms, tick) => {
-    if (at !== generation) return;
-    timers.push(
+    if (at !== state.generation) return;
+    state.timers.push(
       window.setInterval(() => {
-        if (at === generation && document.visibilityState === 'visible') void tick();
+        if (at === state.generation && document.visibilityState === 'visible') void tick();
       }, ms),
     );
   };
@@ -188,17 +194,17 @@ function viewContext(shared: Ctx, at: number): Ctx {
 }
 
 async function route(focus: boolean): Promise<void> {
-  if (!ctx) return;
+  if (!state.ctx) return;
   stopTimers();
-  generation += 1;
-  const at = generation;
+  state.generation += 1;
+  const at = state.generation;
   const subpage = currentSubpage();
   const active = subpage ? 'wallets' : currentRoute();
   renderNav(active);
   document.title = `${subpage ? SUBPAGE_TITLES[subpage.name] : ROUTES[active].title} · sealpay`;
-  const own = viewContext(ctx, at);
+  const own = viewContext(state.ctx, at);
   const view = subpage ? await SUBPAGES[subpage.name](own, subpage.id) : await ROUTES[active].view(own);
-  if (at !== generation) return;
+  if (at !== state.generation) return;
   replace(main, view);
   restoreDraft();
   if (focus) main.querySelector('h1')?.focus();
@@ -207,8 +213,8 @@ async function route(focus: boolean): Promise<void> {
 /** The sign-in form: `mode` Log in after a log-out or an ended session, Create an account for a first visit. */
 function signedOut(message?: string, mode: 'signup' | 'login' = message ? 'login' : 'signup'): void {
   stopTimers();
-  generation += 1;
-  ctx = null;
+  state.generation += 1;
+  state.ctx = null;
   renderNav(null);
   renderAccount(null);
   document.getElementById('temporary-password')?.remove();
@@ -230,7 +236,7 @@ async function signedIn(user: User): Promise<void> {
   const wallets = await get<{ wallets: Wallet[] }>('/wallets');
   const shared: Ctx = {
     user,
-    network,
+    network: state.network,
     wallets: wallets.wallets,
     async reloadWallets() {
       shared.wallets = (await get<{ wallets: Wallet[] }>('/wallets')).wallets;
@@ -244,7 +250,7 @@ async function signedIn(user: User): Promise<void> {
       // Each view gets its own `every` (viewContext), bound to the navigation that built it.
     },
   };
-  ctx = shared;
+  state.ctx = shared;
   renderAccount(user);
   if (user.mustChangePassword) {
     bannerSlot.append(
@@ -266,8 +272,8 @@ function showPublicPage(): boolean {
   const token = resetTokenOf(location.hash);
   if (token !== null) {
     stopTimers();
-    generation += 1;
-    ctx = null;
+    state.generation += 1;
+    state.ctx = null;
     renderNav(null);
     renderAccount(null);
     document.title = 'Reset your password · sealpay';
@@ -280,7 +286,7 @@ function showPublicPage(): boolean {
   }
   if (location.hash === '#/mailbox') {
     stopTimers();
-    generation += 1;
+    state.generation += 1;
     document.title = 'Local mailbox · sealpay';
     replace(main, mailboxPage());
     return true;
@@ -302,21 +308,22 @@ async function start(): Promise<void> {
     'submit',
     (event) => {
       const form = event.target as HTMLFormElement;
-      submitting = { name: form.getAttribute('aria-label') ?? 'the form', at: performance.now() };
+      state.submitting = { name: form.getAttribute('aria-label') ?? 'the form', at: performance.now() };
     },
     true,
   );
   onSessionLost((error, method) => {
-    if (!ctx) return;
+    if (!state.ctx) return;
     // The address keeps the view: logging in again returns there, with what was typed.
     const subpage = currentSubpage();
     const back = `Log in to go back to ${subpage ? `the ${SUBPAGE_TITLES[subpage.name].toLowerCase()}` : ROUTES[currentRoute()].title}.`;
     const ended = error.code === 'session_expired' ? 'Your session has ended.' : 'You are signed out.';
-    // Refused by the ended session: a submission (not GET), or any call since a form was submitted and before
-    // the service accepted a submission (a form reads before it sends).
+    // Refused by the ended session: a submission (not GET), or any call soon after a form was submitted and
+    // before the service accepted a submission (a form may read before it sends).
+    const submitting = state.submitting;
     const recent = submitting !== null && performance.now() - submitting.at < SUBMIT_WINDOW_MS;
     const unsent = method !== 'GET' || recent ? (submitting?.name ?? 'It') : null;
-    submitting = null;
+    state.submitting = null;
     saveDraft();
     signedOut(
       unsent
@@ -327,13 +334,13 @@ async function start(): Promise<void> {
   });
   onServiceAnswered(clearStaleFailures);
   onServiceAnswered((_startedAt, ok, method) => {
-    if (ok && method !== 'GET') submitting = null;
+    if (ok && method !== 'GET') state.submitting = null;
   });
   window.addEventListener('hashchange', () => {
     if (showPublicPage()) return;
     if (location.hash.startsWith('#/')) void route(true);
   });
-  network = await networkBanner(bannerSlot);
+  state.network = await networkBanner(bannerSlot);
   if (showPublicPage()) return;
   try {
     const session = await get<{ user: User }>('/auth/session', { quiet401: true });

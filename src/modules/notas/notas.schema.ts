@@ -1,3 +1,4 @@
+/** The .nota file's API schemas: a nota as a file to save, and a key that signs receipts. */
 import { Type } from '@sinclair/typebox';
 
 export const NotaFile = Type.Object(

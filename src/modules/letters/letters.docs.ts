@@ -1,0 +1,38 @@
+import { CLAIM_MAGIC_AMOUNTS, LETTER_MAGIC_AMOUNTS } from '../sandbox/sandbox.schema.ts';
+
+/** The long OpenAPI descriptions of the letter routes (src/modules/letters/letters.routes.ts), by operationId. */
+export const LETTER_DOCS = {
+  createLetter:
+    'Blocks up to about 20 s until the escrow leg is confirmed and verified, then answers 201 with the letter ' +
+    'ESCROWED; `502 escrow_unsettled` with `{letterId, txHash}` when the escrow was sent but is not settled yet. ' +
+    'Through an API key with a spend limit, a letter whose amount would take the key past it over the last 24 ' +
+    'hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`.' +
+    LETTER_MAGIC_AMOUNTS,
+  getOwnClaim:
+    'For the claimant only: the letter (amount and memo revealed once CLAIMED) and the claim transaction, ' +
+    'as the claim answered them, without claiming again. Anyone else, and a code that matches no claim of ' +
+    "the caller's, reads `404 letter_not_found`; the public preview tells them whether it is claimed.",
+  claimLetter:
+    'Blocks up to about 20 s. First claimant wins. The same principal (the same API key, or the same ' +
+    'browser session) repeating into the same wallet gets the existing claim back (200); any other principal, ' +
+    'even of the same account, or another wallet, gets `409 already_claimed`. Limited to 10 attempts per 15 ' +
+    'minutes per principal and IP.' +
+    CLAIM_MAGIC_AMOUNTS,
+  sweepLetters:
+    'Authenticated by the operator secret in the `X-Sweep-Secret` header (SWEEP_SECRET; `503 ' +
+    'configuration_missing` while it is not set), never by a user credential.',
+  mailLetter:
+    'Idempotent: a retry adopts the mailing the provider already accepted. Needs the claim origin fixed at ' +
+    'creation to be https. `tracked` is certified (domestic) or registered (international) mail with a ' +
+    'tracking number; `courier` is not offered. Default `standard`. With a provider test key (and on the ' +
+    'local print sandbox) letters are validated and priced but never printed: `mail.testMode` is true. ' +
+    'A failed attempt leaves the letter ESCROWED, with the attempt recorded and the reason in `error` ' +
+    '(cleared by a later successful mailing). Errors: `409 letter_already_mailed`, `422 ' +
+    'postage_unavailable` (the provider refused the letter: fix it, do not retry as is), `503 ' +
+    'mail_provider_not_configured`, `404 letter_not_found`, `400 claim_origin_not_public`, `400 ' +
+    'delivery_method_unavailable`, and `500 internal_error` with `details: {letterId, retryable: true}` ' +
+    'when the print provider could not be reached or failed: nothing was mailed twice, retry with backoff.',
+  mailLetter2:
+    '`internal_error`: the print provider could not be reached or failed; nothing was mailed twice, ' +
+    'retry with backoff (`details: {letterId, retryable: true}`)',
+};
