@@ -21,7 +21,8 @@ export const client = createClient({
   retry: { maxDelayMs: 10_000 },
 });
 
-type SessionLostListener = (error: SealpayError) => void;
+/** `method`: the HTTP method of the call that met the ended session (not `GET`: a submission the service refused). */
+type SessionLostListener = (error: SealpayError, method: string) => void;
 /** This module's state: who is told when the session ends. */
 const state = { sessionLost: null as SessionLostListener | null };
 
@@ -46,8 +47,8 @@ export function isServiceTrouble(error: unknown): boolean {
   return error instanceof SealpayError && (error.status === 0 || error.status >= 500);
 }
 
-/** `startedAt`: when the answered call was sent (`performance.now()`). */
-type AnsweredListener = (startedAt: number) => void;
+/** `startedAt`: when the answered call was sent (`performance.now()`); `ok`: it succeeded; `method`: its method. */
+type AnsweredListener = (startedAt: number, ok: boolean, method: string) => void;
 const answered = new Set<AnsweredListener>();
 
 /** Called after every call the service answered (any status below 500): its trouble before that call is over. */
@@ -55,18 +56,18 @@ export function onServiceAnswered(listener: AnsweredListener): void {
   answered.add(listener);
 }
 
-function reportAnswered(startedAt: number): void {
-  for (const listener of answered) listener(startedAt);
+function reportAnswered(startedAt: number, ok: boolean, method: string): void {
+  for (const listener of answered) listener(startedAt, ok, method);
 }
 
-function reportSessionLost(error: unknown, options: CallOptions): void {
+function reportSessionLost(error: unknown, options: CallOptions, method: string): void {
   if (
     error instanceof SealpayError &&
     error.status === 401 &&
     !options.quiet401 &&
     (error.code === 'unauthenticated' || error.code === 'session_expired')
   ) {
-    state.sessionLost?.(error);
+    state.sessionLost?.(error, method);
   }
 }
 
@@ -87,11 +88,13 @@ export async function api<T>(
       ...(options.headers ? { headers: options.headers } : {}),
       signal: AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
     });
-    reportAnswered(startedAt);
+    reportAnswered(startedAt, true, method.toUpperCase());
     return data as T;
   } catch (error) {
-    if (error instanceof SealpayError && !isServiceTrouble(error)) reportAnswered(startedAt);
-    reportSessionLost(error, options);
+    if (error instanceof SealpayError && !isServiceTrouble(error)) {
+      reportAnswered(startedAt, false, method.toUpperCase());
+    }
+    reportSessionLost(error, options, method.toUpperCase());
     throw error;
   }
 }

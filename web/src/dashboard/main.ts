@@ -60,7 +60,66 @@ const state = {
    * is dropped (it would paint over the sign-in form of an ended session, or over the view navigated to meanwhile).
    */
   generation: 0,
+  /**
+   * What was typed in the view's forms when its session ended (passwords aside), by form name, for the same person
+   * at the same address: logging in again puts it back, so a submission the ended session refused can be sent again.
+   */
+  draft: null as { email: string; hash: string; forms: Map<string, (string | boolean | null)[]> } | null,
+  /** The form submitted last and when (`performance.now()`), until a submission of the service's succeeds. */
+  submitting: null as { name: string; at: number } | null,
 };
+
+/** How long after a submit a refused call still counts as that submission's (the longest submit wait). */
+const SUBMIT_WINDOW_MS = 60_000;
+
+/** A form's fields in order. */
+function fieldsOf(form: HTMLFormElement): (HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement)[] {
+  return [...form.elements].filter(
+    (element) =>
+      element instanceof HTMLInputElement ||
+      element instanceof HTMLSelectElement ||
+      element instanceof HTMLTextAreaElement,
+  ) as (HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement)[];
+}
+
+/** Keeps the view's forms: a radio or checkbox's checked state, another field's value, null for a password. */
+function saveDraft(): void {
+  const forms = new Map<string, (string | boolean | null)[]>();
+  for (const form of main.querySelectorAll<HTMLFormElement>('form[aria-label]')) {
+    forms.set(
+      form.getAttribute('aria-label') ?? '',
+      fieldsOf(form).map((field) => {
+        if (field instanceof HTMLInputElement) {
+          if (field.type === 'radio' || field.type === 'checkbox') return field.checked;
+          if (field.type === 'password' || field.type === 'hidden' || field.type === 'file') return null;
+        }
+        return field.value;
+      }),
+    );
+  }
+  state.draft = { email: state.ctx?.user.email ?? '', hash: location.hash, forms };
+}
+
+function restoreDraft(): void {
+  const saved = state.draft;
+  state.draft = null;
+  // Only for the same person at the same address.
+  if (!saved || saved.hash !== location.hash || saved.email !== state.ctx?.user.email) return;
+  for (const form of main.querySelectorAll<HTMLFormElement>('form[aria-label]')) {
+    const values = saved.forms.get(form.getAttribute('aria-label') ?? '');
+    const fields = fieldsOf(form);
+    if (!values || values.length !== fields.length) continue;
+    fields.forEach((field, index) => {
+      const value = values[index];
+      if (typeof value === 'boolean' && field instanceof HTMLInputElement) {
+        if (field.checked === value) return;
+        field.checked = value;
+      } else if (typeof value === 'string' && field.value !== value) field.value = value;
+      else return;
+      field.dispatchEvent(new Event('change', { bubbles: true }));
+    });
+  }
+}
 
 function stopTimers(): void {
   for (const timer of state.timers) window.clearInterval(timer);
@@ -147,6 +206,7 @@ async function route(focus: boolean): Promise<void> {
   const view = subpage ? await SUBPAGES[subpage.name](own, subpage.id) : await ROUTES[active].view(own);
   if (at !== state.generation) return;
   replace(main, view);
+  restoreDraft();
   if (focus) main.querySelector('h1')?.focus();
 }
 
@@ -243,17 +303,39 @@ async function start(): Promise<void> {
     main,
     h('footer', null, h('a', { href: '/docs' }, 'API reference')),
   );
-  onSessionLost((error) => {
+  // A submission: if the session ends before the service took it, the person is told it was not sent.
+  main.addEventListener(
+    'submit',
+    (event) => {
+      const form = event.target as HTMLFormElement;
+      state.submitting = { name: form.getAttribute('aria-label') ?? 'the form', at: performance.now() };
+    },
+    true,
+  );
+  onSessionLost((error, method) => {
     if (!state.ctx) return;
-    // The address keeps the view: logging in again returns there.
+    // The address keeps the view: logging in again returns there, with what was typed.
     const subpage = currentSubpage();
     const back = `Log in to go back to ${subpage ? `the ${SUBPAGE_TITLES[subpage.name].toLowerCase()}` : ROUTES[currentRoute()].title}.`;
+    const ended = error.code === 'session_expired' ? 'Your session has ended.' : 'You are signed out.';
+    // Refused by the ended session: a submission (not GET), or any call soon after a form was submitted and
+    // before the service accepted a submission (a form may read before it sends).
+    const submitting = state.submitting;
+    const recent = submitting !== null && performance.now() - submitting.at < SUBMIT_WINDOW_MS;
+    const unsent = method !== 'GET' || recent ? (submitting?.name ?? 'It') : null;
+    state.submitting = null;
+    saveDraft();
     signedOut(
-      error.code === 'session_expired' ? `Your session has ended. ${back}` : `You are signed out. ${back}`,
+      unsent
+        ? `${ended} “${unsent}” was not sent. ${back} What you typed is kept: send it again from there.`
+        : `${ended} ${back}`,
     );
     main.querySelector<HTMLInputElement>('input[type="email"]')?.focus();
   });
   onServiceAnswered(clearStaleFailures);
+  onServiceAnswered((_startedAt, ok, method) => {
+    if (ok && method !== 'GET') state.submitting = null;
+  });
   window.addEventListener('hashchange', () => {
     if (showPublicPage()) return;
     if (location.hash.startsWith('#/')) void route(true);

@@ -35,6 +35,26 @@ const STATUS_WORDS: Record<LetterStatus, string> = {
   FAILED: 'Failed',
 };
 
+/**
+ * The print provider's status of a mailed letter in plain words (`created` is the provider's word for "accepted,
+ * not yet in the mail stream"). A status not listed here is shown with its underscores as spaces.
+ */
+const MAIL_STATUS_WORDS: Record<string, string> = {
+  created: 'accepted by the printer, not yet posted',
+  mailed: 'posted',
+  in_transit: 'in the post',
+  in_local_area: 'at the local post office',
+  processed_for_delivery: 'out for delivery',
+  re_routed: 'redirected by the post',
+  returned_to_sender: 'returned to you',
+  delivered: 'delivered',
+  cancelled: 'cancelled before posting',
+};
+
+export function mailStatusWords(status: string): string {
+  return MAIL_STATUS_WORDS[status] ?? status.replace(/_/g, ' ');
+}
+
 /** Statuses whose claim code still works: only these letters have a code, a link and a PDF worth handing over. */
 const LIVE: ReadonlySet<LetterStatus> = new Set(['ESCROWED', 'MAILED']);
 
@@ -234,7 +254,7 @@ export function letterCard(ctx: Ctx, list: LettersList, letter: Letter): HTMLEle
             h(
               'dd',
               { class: 'mail' },
-              `${mail.deliveryMethod === 'tracked' ? 'Tracked' : 'Standard'} · ${mail.status}`,
+              `${mail.deliveryMethod === 'tracked' ? 'Tracked' : 'Standard'} · ${mailStatusWords(mail.status)}`,
               mail.trackingNumber ? [' · tracking ', h('code', null, mail.trackingNumber)] : null,
               mail.expectedDeliveryDate ? ` · expected ${formatDate(mail.expectedDeliveryDate)}` : null,
               ` · mailed ${formatTime(mail.mailedAt)}`,

@@ -38,7 +38,7 @@ export function regenerateRecoveryCodes(ctx: Ctx, onCodes: (codes: string[]) => 
   const form = h(
     'form',
     { class: 'stack', 'aria-label': 'New recovery codes' },
-    h('p', null, `Recovery codes left: ${ctx.user.recoveryCodesRemaining}. New codes replace all of them.`),
+    h('p', null, 'New codes replace all the ones you have left.'),
     field('Password', pw),
     field('Current 6-digit code or a recovery code', code),
     submit,

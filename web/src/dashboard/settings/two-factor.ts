@@ -20,12 +20,6 @@ export function twoFactor(ctx: Ctx): HTMLElement {
     const form = h(
       'form',
       { class: 'stack', 'aria-label': 'Turn off two-factor authentication' },
-      h(
-        'p',
-        null,
-        h('strong', null, 'Two-factor authentication is on.'),
-        ' Logging in asks for a code from your app.',
-      ),
       field('Password', pw),
       field('Current 6-digit code or a recovery code', code),
       submit,
@@ -44,11 +38,43 @@ export function twoFactor(ctx: Ctx): HTMLElement {
       }
     });
     const shown = h('div', null, codes ? recoveryCodesPanel(codes, ctx.user.email) : null);
+    const left = h('p', null, `Recovery codes left: ${ctx.user.recoveryCodesRemaining}.`);
+    const regenerate = regenerateRecoveryCodes(ctx, (fresh) => {
+      replace(shown, recoveryCodesPanel(fresh, ctx.user.email));
+      left.textContent = `Recovery codes left: ${fresh.length}.`;
+    });
+    // Both actions ask for the same password and code: one form at a time, chosen by name, so that two identical
+    // forms are never stacked (issue 25 item 15).
+    const slot = h('div', { class: 'stack' });
+    const choose = (open: HTMLElement, button: HTMLButtonElement) => {
+      for (const other of [newCodes, turnOff]) other.setAttribute('aria-expanded', String(other === button));
+      replace(slot, open);
+      open.querySelector('input')?.focus();
+    };
+    const newCodes = h(
+      'button',
+      { type: 'button', class: 'secondary', 'aria-expanded': 'false' },
+      'New recovery codes…',
+    );
+    const turnOff = h(
+      'button',
+      { type: 'button', class: 'secondary', 'aria-expanded': 'false' },
+      'Turn off two-factor…',
+    );
+    newCodes.addEventListener('click', () => choose(regenerate, newCodes));
+    turnOff.addEventListener('click', () => choose(form, turnOff));
     replace(
       body,
+      h(
+        'p',
+        null,
+        h('strong', null, 'Two-factor authentication is on.'),
+        ' Logging in asks for a code from your app.',
+      ),
       shown,
-      regenerateRecoveryCodes(ctx, (fresh) => replace(shown, recoveryCodesPanel(fresh, ctx.user.email))),
-      form,
+      left,
+      h('div', { class: 'row' }, newCodes, turnOff),
+      slot,
     );
   }
 

@@ -45,6 +45,10 @@ const OPS: { op: Op; label: string; verb: string; help: string }[] = [
 const FAUCET_CAP = '1000';
 /** A money movement normally answers within a second: past this, the app checks whether it went through. */
 export const SUBMIT_TIMEOUT_MS = 10_000;
+/** While the service does not answer, the app checks again by itself: after 4 s, 8 s, 16 s… at most every 30 s. */
+export function recheckDelayMs(recheck: number): number {
+  return Math.min(30_000, 4_000 * 2 ** recheck);
+}
 
 export interface MoveMoneyHooks {
   /** The public STABLE of a wallet as last read (`GET /gas`), or null when not known yet. */
@@ -226,11 +230,21 @@ export function moveMoneyForm(ctx: Ctx, hooks: MoveMoneyHooks): MoveMoneyForm {
     if (wallet.value === walletId) showAvailable();
   }
 
-  /** Sends until the service answers (twice at most without the person), and says whether it was queued. */
-  async function send(op: Op, body: Record<string, string>, key: string, line: StatusLine): Promise<boolean> {
+  /**
+   * Sends until the service answers, and says whether it was queued. Without an answer it asks again at once, then
+   * by itself at growing intervals (`recheck`, see `recheckDelayMs`) until the service answers or the line is gone;
+   * "Try again" asks now. The same Idempotency-Key throughout: the service answers it once.
+   */
+  async function send(
+    op: Op,
+    body: Record<string, string>,
+    key: string,
+    line: StatusLine,
+    recheck = 0,
+  ): Promise<boolean> {
     const walletId = body.walletId ?? '';
     const details = meta(op);
-    for (let attempt = 1; ; attempt += 1) {
+    for (let attempt = recheck > 0 ? 2 : 1; ; attempt += 1) {
       try {
         const { transaction } = await post<{ transaction: Transaction }>(`/${op}`, body, {
           headers: { 'Idempotency-Key': key },
@@ -250,12 +264,16 @@ export function moveMoneyForm(ctx: Ctx, hooks: MoveMoneyHooks): MoveMoneyForm {
         }
         if (noAnswer) {
           const again = h('button', { type: 'button', class: 'secondary small' }, 'Try again');
+          const timer = window.setTimeout(() => {
+            if (line.element.isConnected) void send(op, body, key, line, recheck + 1);
+          }, recheckDelayMs(recheck));
           again.addEventListener('click', () => {
+            window.clearTimeout(timer);
             line.checking('checking whether it went through…');
-            void send(op, body, key, line);
+            void send(op, body, key, line, recheck + 1);
           });
           line.checking(
-            `the service is not answering, so we cannot tell yet whether it went through. Trying again cannot ${details.verb} twice.`,
+            `the service is not answering, so we cannot tell yet whether it went through; we keep checking. Trying again cannot ${details.verb} twice.`,
             again,
           );
           return false;

@@ -14,8 +14,33 @@ import { failureReason } from './operation-status.ts';
 /** Operations submitted here are followed by their own status line; the list catches up with the others. */
 const FAST_POLL_MS = 2000;
 const SLOW_POLL_MS = 15000;
-/** After a failed read, try again soon: the error goes as soon as the service answers. */
-const RETRY_POLL_MS = 3000;
+/**
+ * After failed reads, try again soon, then less and less often while the service stays down (3 s, 6 s, 12 s… at
+ * most 30 s): the error goes as soon as the service answers.
+ */
+export function retryPollMs(failures: number): number {
+  return Math.min(30_000, 3000 * 2 ** Math.max(0, failures - 1));
+}
+
+/** A poll run one at a time that, while it fails, waits longer and longer (`retryPollMs`) before asking again. */
+function gently(work: () => Promise<void>): () => Promise<void> {
+  let busy = false;
+  let failures = 0;
+  let failedAt = 0;
+  return async () => {
+    if (busy || (failures > 0 && Date.now() - failedAt < retryPollMs(failures))) return;
+    busy = true;
+    try {
+      await work();
+      failures = 0;
+    } catch {
+      failures += 1;
+      failedAt = Date.now();
+    } finally {
+      busy = false;
+    }
+  };
+}
 
 const TYPE_WORDS: Record<string, string> = {
   FUND: 'Funding',
@@ -90,14 +115,17 @@ export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
   });
 
   let failedAt = 0;
+  let failures = 0;
   /** A read of the list; a failure shows until the next read succeeds (then it is cleared). */
   async function read(work: () => Promise<void>): Promise<void> {
     try {
       await work();
       if (failedAt) replace(activityStatus);
       failedAt = 0;
+      failures = 0;
     } catch (error) {
       failedAt = Date.now();
+      failures += 1;
       showFailure(activityStatus, error);
     }
   }
@@ -105,7 +133,10 @@ export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
   const guide = firstRunGuide(ctx);
   await guide.refresh().catch(() => {});
   // Ticks the guide's steps off as they are done (it stops asking once finished or hidden).
-  ctx.every(5000, () => guide.refresh().catch(() => {}));
+  ctx.every(
+    5000,
+    gently(() => guide.refresh()),
+  );
 
   const refresh = h('button', { type: 'button', class: 'secondary small' }, 'Refresh');
   refresh.addEventListener('click', () => void read(() => activity.refresh()));
@@ -114,10 +145,21 @@ export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
   walletsChanged();
   activity.render();
 
+  // One poll at a time: a read the service does not answer is retried by the client for seconds, and ticks that
+  // started meanwhile would pile up (several requests a second while the service is down).
+  let polling = false;
   ctx.every(1000, async () => {
-    const wait = failedAt ? RETRY_POLL_MS : activity.inFlight() ? FAST_POLL_MS : SLOW_POLL_MS;
-    if (Date.now() - activity.polledAt < wait) return;
-    await read(() => activity.poll());
+    if (polling) return;
+    if (failedAt) {
+      // The service is in trouble: back off from the last failure, not from the last good read.
+      if (Date.now() - failedAt < retryPollMs(failures)) return;
+    } else if (Date.now() - activity.polledAt < (activity.inFlight() ? FAST_POLL_MS : SLOW_POLL_MS)) return;
+    polling = true;
+    try {
+      await read(() => activity.poll());
+    } finally {
+      polling = false;
+    }
   });
 
   const addHeading = uid('h');
