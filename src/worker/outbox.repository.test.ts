@@ -76,6 +76,7 @@ function queuedTransfer(
     userId: owner.userId,
     walletId: owner.walletId,
     type: 'TRANSFER',
+    direction: 'out',
     status: 'QUEUED',
     chainId: 31337,
     amount: '1500000',

@@ -99,6 +99,9 @@ async function claimFailed(ctx: OperationContext, row: TransactionRow): Promise<
 export const claim: Operation = {
   token: CONFIDENTIAL_TOKEN_SYMBOL,
   failureCode: 'claim_failed',
+  direction: 'in',
+  creditsWallet: true,
+  spendsKeyLimit: false,
   run: runClaim,
   onFailure: claimFailed,
   onDeepReorg: letterNeedsReview,

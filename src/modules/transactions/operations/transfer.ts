@@ -81,6 +81,10 @@ async function runTransfer(ctx: OperationContext, claimed: TransactionRow): Prom
 export const transfer: Operation = {
   token: CONFIDENTIAL_TOKEN_SYMBOL,
   failureCode: 'transfer_failed',
+  direction: 'out',
+  creditsWallet: false,
+  spendsKeyLimit: true,
+  queue: { path: '/transfer' },
   run: runTransfer,
   batch: { canJoin: canJoinTransferBatch, run: runTransferBatch },
 };
