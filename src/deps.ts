@@ -99,8 +99,9 @@ export interface Operation {
   /** Whether its amount leaves the account through the API key that asked for it (counted by the key's spend limit). */
   readonly spendsKeyLimit: boolean;
   /**
-   * How a client queues it directly (absent for a type that only a letter queues): the route, under `/v1/transactions`,
-   * and the check the request is refused on before the row is queued (the worker checks again before it signs).
+   * How a client queues it directly (absent for a type that only a letter queues): its route under the API prefix
+   * (`/mint`; the routes register at these paths), and the check the request is refused on before the row is queued
+   * (the worker checks again before it signs).
    */
   readonly queue?: {
     readonly path: `/${string}`;
@@ -130,11 +131,11 @@ export interface Operation {
 export type Operations = Readonly<Record<TransactionType, Operation>>;
 
 /** The types whose descriptor says `yes`, in the registry's order: every per-type list is derived here. */
-export function typesWhere(
-  operations: Operations,
+export function typesWhere<Type extends string = TransactionType>(
+  operations: Readonly<Record<Type, Operation>>,
   yes: (operation: Operation) => boolean,
-): TransactionType[] {
-  return (Object.keys(operations) as TransactionType[]).filter((type) => yes(operations[type]));
+): Type[] {
+  return (Object.keys(operations) as Type[]).filter((type) => yes(operations[type]));
 }
 
 /** What never changes about a wallet: whose it is, its address, its custody (wallets are never deleted). */
