@@ -98,6 +98,8 @@ export interface Operation {
   readonly creditsWallet: boolean;
   /** Whether its amount leaves the account through the API key that asked for it (counted by the key's spend limit). */
   readonly spendsKeyLimit: boolean;
+  /** Whether it is a letter's leg, moving money into or out of the letters' vault (reconciling the vault waits for it). */
+  readonly letterLeg: boolean;
   /**
    * How a client queues it directly (absent for a type that only a letter queues): its route under the API prefix
    * (`/mint`; the routes register at these paths), and the check the request is refused on before the row is queued

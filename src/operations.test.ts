@@ -50,6 +50,7 @@ describe('adding a type (the recipe, walked with a throwaway PAYOUT)', () => {
     direction: 'out',
     creditsWallet: false,
     spendsKeyLimit: true,
+    letterLeg: false,
     queue: { path: '/payout' },
     run: async () => {
       throw new Error('a throwaway type: never run');

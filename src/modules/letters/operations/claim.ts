@@ -102,6 +102,7 @@ export const claim: Operation = {
   direction: 'in',
   creditsWallet: true,
   spendsKeyLimit: false,
+  letterLeg: true,
   run: runClaim,
   onFailure: claimFailed,
   onDeepReorg: letterNeedsReview,

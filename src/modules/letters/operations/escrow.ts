@@ -64,6 +64,7 @@ export const escrow: Operation = {
   direction: 'out',
   creditsWallet: false,
   spendsKeyLimit: true,
+  letterLeg: true,
   run: runEscrow,
   onFailure: escrowFailed,
   onDeepReorg: letterNeedsReview,

@@ -41,6 +41,7 @@ export const refund: Operation = {
   direction: 'in',
   creditsWallet: false,
   spendsKeyLimit: false,
+  letterLeg: true,
   run: runRefund,
   onDeepReorg: letterNeedsReview,
 };

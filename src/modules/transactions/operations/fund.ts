@@ -78,6 +78,7 @@ export const fund: Operation = {
   direction: 'out',
   creditsWallet: false,
   spendsKeyLimit: false,
+  letterLeg: false,
   queue: { path: '/fund' },
   run: runFund,
 };

@@ -89,6 +89,7 @@ export const mint: Operation = {
   direction: 'out',
   creditsWallet: true,
   spendsKeyLimit: false,
+  letterLeg: false,
   queue: { path: '/mint', check: assertPublicBalance },
   run: runMint,
 };

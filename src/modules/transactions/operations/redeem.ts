@@ -115,6 +115,7 @@ export const redeem: Operation = {
   direction: 'out',
   creditsWallet: false,
   spendsKeyLimit: false,
+  letterLeg: false,
   queue: { path: '/redeem' },
   run: runRedeem,
 };

@@ -84,6 +84,7 @@ export const transfer: Operation = {
   direction: 'out',
   creditsWallet: false,
   spendsKeyLimit: true,
+  letterLeg: false,
   queue: { path: '/transfer' },
   run: runTransfer,
   batch: { canJoin: canJoinTransferBatch, run: runTransferBatch },
