@@ -22,11 +22,12 @@ export const client = createClient({
 });
 
 type SessionLostListener = (error: SealpayError) => void;
-let sessionLost: SessionLostListener | null = null;
+/** This module's state: who is told when the session ends. */
+const state = { sessionLost: null as SessionLostListener | null };
 
 /** Called when an authenticated call answers 401 unauthenticated / session_expired. */
 export function onSessionLost(listener: SessionLostListener | null): void {
-  sessionLost = listener;
+  state.sessionLost = listener;
 }
 
 export interface CallOptions {
@@ -65,7 +66,7 @@ function reportSessionLost(error: unknown, options: CallOptions): void {
     !options.quiet401 &&
     (error.code === 'unauthenticated' || error.code === 'session_expired')
   ) {
-    sessionLost?.(error);
+    state.sessionLost?.(error);
   }
 }
 

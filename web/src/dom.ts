@@ -56,11 +56,12 @@ export function replace(parent: Element, ...children: Child[]): void {
   append(parent, children);
 }
 
-let nextId = 0;
+/** This module's state: the last id `uid` gave. */
+const state = { nextId: 0 };
 /** A unique id for label/control pairs. */
 export function uid(prefix: string): string {
-  nextId += 1;
-  return `${prefix}-${nextId}`;
+  state.nextId += 1;
+  return `${prefix}-${state.nextId}`;
 }
 
 /** A labelled form field; `hint` is linked with aria-describedby. */

@@ -69,17 +69,18 @@ export function decodeNota(text: string): Nota {
   return nota as Nota;
 }
 
-let keys: Promise<NotaKey[]> | null = null;
+/** This module's state: the published keys, once asked for (null again after a failed read). */
+const state = { keys: null as Promise<NotaKey[]> | null };
 
 /** The service's published receipt keys, read once per page. */
 export function notaKeys(): Promise<NotaKey[]> {
-  keys ??= get<{ keys: NotaKey[] }>('/notas/keys')
+  state.keys ??= get<{ keys: NotaKey[] }>('/notas/keys')
     .then((data) => data.keys)
     .catch((error: unknown) => {
-      keys = null;
+      state.keys = null;
       throw error;
     });
-  return keys;
+  return state.keys;
 }
 
 /** Checks the receipt's signature in this browser against the published keys. */

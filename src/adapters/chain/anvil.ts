@@ -47,6 +47,10 @@ export function anvilBinary(): string {
   }
 }
 
+/**
+ * How to start anvil: the genesis, chain and fee settings the embedded network fixes so a replay yields the
+ * same blocks.
+ */
 export interface AnvilOptions {
   /** Genesis timestamp (seconds): fixed per data directory so the genesis block is always the same. */
   genesisTimestamp: number;

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Abi, erc20Abi, type Hex, parseAbi } from 'viem';
 
+/** sealpay's contracts by role, as named in `build/contracts` (the artifact file names). */
 export const CONTRACT_NAMES = {
   stablecoin: 'TestStablecoin',
   confidentialToken: 'ConfidentialStable',
@@ -21,14 +22,22 @@ export const CONTRACT_NAMES = {
 /** Deployed beside the three, optional on real networks (see `Network.transferBatcher`). */
 export const TRANSFER_BATCHER_CONTRACT = 'TransferBatcher';
 
+/** The name of a contract this service deploys and loads an artifact for. */
 export type ContractName =
   | (typeof CONTRACT_NAMES)[keyof typeof CONTRACT_NAMES]
   | typeof TRANSFER_BATCHER_CONTRACT;
 
+/** The test stablecoin's symbol on the embedded network and devnet. */
 export const STABLECOIN_SYMBOL = 'STABLE';
+/** The confidential (ERC-7984) wrapper's symbol. */
 export const CONFIDENTIAL_TOKEN_SYMBOL = 'cSTABLE';
+/** Decimals of both tokens: amounts are bigint base units of 10^-6. */
 export const TOKEN_DECIMALS = 6;
 
+/**
+ * A compiled contract as `build/contracts/*.json` holds it: enough to deploy it and to check a deployed
+ * copy.
+ */
 export interface ContractArtifact {
   contractName: string;
   abi: Abi;
@@ -36,6 +45,7 @@ export interface ContractArtifact {
   deployedBytecode: Hex;
 }
 
+/** Where `npm run build:contracts` writes the artifacts (`build/contracts` at the repository root). */
 export const BUILD_CONTRACTS_DIR = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
   '..',

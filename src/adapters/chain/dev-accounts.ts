@@ -15,10 +15,14 @@ import { RpcError } from './evm.ts';
 import type { RpcFunction } from './jsonrpc.ts';
 import { type ChainAccess, type FeeEstimate, signTransaction } from './tx.ts';
 
+/** Hardhat's and anvil's well-known test mnemonic: its accounts are public, for local networks only. */
 export const TEST_MNEMONIC = 'test test test test test test test test test test test junk';
+/** How many accounts of the test mnemonic the devnet funds and signs for (as `hardhat node`). */
 export const DEV_ACCOUNT_COUNT = 10;
+/** Ether each development account receives at genesis (as `hardhat node`). */
 export const DEV_ACCOUNT_BALANCE = parseEther('10000');
 
+/** One development account: its address and its (public, test-only) private key. */
 export interface DevAccount {
   address: Address;
   privateKey: Hex;

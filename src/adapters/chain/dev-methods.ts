@@ -30,16 +30,22 @@ const CANONICAL_NAMES: Record<string, string> = {
   hardhat_dropAllTransactions: 'anvil_dropAllTransactions',
 };
 
+/** The one name a development method is journaled and executed under (its alias resolved, else itself). */
 export function canonicalMethod(method: string): string {
   return CANONICAL_NAMES[method] ?? method;
 }
 
+/** The JSON-RPC params as an array (missing means none); anything else is an invalid-params RpcError. */
 export function asParams(params: unknown): unknown[] {
   if (params === undefined || params === null) return [];
   if (Array.isArray(params)) return params;
   throw new RpcError(-32602, 'Invalid params: expected an array');
 }
 
+/**
+ * A non-negative safe integer from a number or a decimal/hex string, as anvil reads it; else an invalid-
+ * params RpcError.
+ */
 export function toNumber(value: unknown, what: string): number {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
   if (typeof value === 'string' && /^(0x[0-9a-fA-F]+|\d+)$/.test(value)) {
@@ -51,6 +57,7 @@ export function toNumber(value: unknown, what: string): number {
   throw new RpcError(-32602, `Invalid params: ${what} must be a quantity`);
 }
 
+/** A boolean param; anything else is an invalid-params RpcError naming `what`. */
 export function toBoolean(value: unknown, what: string): boolean {
   if (typeof value === 'boolean') return value;
   throw new RpcError(-32602, `Invalid params: ${what} must be a boolean`);

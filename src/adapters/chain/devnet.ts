@@ -18,6 +18,7 @@ import { withDevAccounts } from './dev-accounts.ts';
 import { createEmbeddedNetwork, type EmbeddedNetwork, type Logger } from './embedded.ts';
 import { handleJsonRpcBody, isDevnetRpcMethod, jsonRpcParseError, type RpcFunction } from './jsonrpc.ts';
 
+/** Where `sealpay devnet` keeps its state and where it listens, and how it mines. */
 export interface DevnetOptions {
   dataDir: string;
   host: string;
@@ -27,6 +28,7 @@ export interface DevnetOptions {
   logger?: Logger;
 }
 
+/** A running devnet: the embedded network served over HTTP, and how to stop it. */
 export interface Devnet {
   readonly network: EmbeddedNetwork;
   /** `http://host:port` the JSON-RPC answers on. */

@@ -39,6 +39,7 @@ function edrContext(): Promise<EdrContext> {
   return contextPromise;
 }
 
+/** How to start EDR for a data directory made before anvil: its genesis time and funded accounts. */
 export interface EdrOptions {
   /** Genesis timestamp (seconds); fixed per data directory so the genesis block is always the same. */
   genesisTimestamp: bigint;

@@ -18,6 +18,7 @@ import {
   rewindsPast,
 } from './snapshot.ts';
 
+/** Where the embedded network reports its start, replay and snapshots (the service's logger, or silence). */
 export interface Logger {
   info(message: string): void;
   warn(message: string): void;
@@ -33,6 +34,10 @@ export interface EngineGenesis {
   operatorAddress: Address;
 }
 
+/**
+ * The EVM started under the embedded network: its journaled front, and the anvil process and snapshot it
+ * started from.
+ */
 export interface Engine {
   /** The journaled front of the EVM, its state loaded from `snapshot` when there is one. */
   chain: JournaledChain;
@@ -48,6 +53,7 @@ interface LatestBlock {
   hash: string;
 }
 
+/** The chain's latest block number and hash (to check a loaded snapshot or a replay against). */
 export async function latestBlock(evm: Eip1193): Promise<{ number: number; hash: string }> {
   const block = (await evm.request({
     method: 'eth_getBlockByNumber',
@@ -131,6 +137,10 @@ export async function startAnvilEngine(
   return { chain, anvil, snapshot: null, tail: readTail(JOURNAL_START) };
 }
 
+/**
+ * Starts EDR for a data directory made before anvil: it cannot load a snapshot, so the whole journal is
+ * replayed.
+ */
 export async function startEdrEngine(state: EngineGenesis, journalFile: string): Promise<Engine> {
   const edr = await createEdrProvider({
     genesisTimestamp: BigInt(state.genesisTimestamp),

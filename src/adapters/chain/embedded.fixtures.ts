@@ -21,11 +21,13 @@ import {
 import { sendTransactionOrThrow } from './tx.ts';
 import type { Network } from './types.ts';
 
+/** A test wallet: an address and its private key. */
 export interface Wallet {
   address: Address;
   privateKey: Hex;
 }
 
+/** A wallet from `privateKey`, or from a fresh random key. */
 export function newWallet(privateKey: Hex = generatePrivateKey()): Wallet {
   return { address: privateKeyToAccount(privateKey).address, privateKey };
 }
@@ -52,6 +54,10 @@ export async function fund(network: Network, wallet: Wallet, confidential: bigin
   });
 }
 
+/**
+ * Sends `amount` of the confidential token from `from` to `to`, encrypted through the network's rail; for
+ * tests.
+ */
 export async function confidentialTransfer(network: Network, from: Wallet, to: Address, amount: bigint) {
   const encrypted = await network.rail.encryptAmount({
     contract: network.contracts.confidentialToken,
@@ -95,6 +101,7 @@ export interface ChainView {
   wallets: { gas: bigint; stable: bigint; handle: Hex; confidential: bigint }[];
 }
 
+/** Reads the chain's blocks and the wallets' balances, to compare a network before and after a restart. */
 export async function chainView(network: Network, wallets: Wallet[]): Promise<ChainView> {
   // Not viem's cached block number (a client over HTTP keeps it for 4 s).
   const blockNumber = await network.publicClient.getBlockNumber({ cacheTime: 0 });

@@ -60,6 +60,7 @@ export type { Logger } from './embedded-engine.ts';
 /** `anvil` for every new data directory; `edr` for those made before it (see the top of this file). */
 export type EmbeddedEngine = 'anvil' | 'edr';
 
+/** Where the embedded network keeps its state, how it logs, and how often it takes a snapshot. */
 export interface EmbeddedNetworkOptions {
   dataDir: string;
   logger?: Logger;
@@ -119,6 +120,7 @@ interface PersistedState {
  */
 export const SNAPSHOT_EVERY_ENTRIES = 500;
 
+/** The viem chain of the embedded network: hardhat's (chain id 31337), under sealpay's name. */
 export const embeddedChain = {
   ...hardhat,
   name: 'Sealpay embedded chain',

@@ -18,6 +18,10 @@ export { createRemoteNetwork, devnetChain, EXPLORERS, findAppError } from './rem
 export * from './tx.ts';
 export type { ContractAddresses, Network, NetworkName } from './types.ts';
 
+/**
+ * How to reach the chain, from the configuration: `createNetwork` picks the embedded network or a remote
+ * one from it.
+ */
 export interface NetworkConfig {
   network: NetworkName;
   /** Where the embedded network keeps its key, state and journal (`{dataDir}/chain`). */

@@ -12,6 +12,9 @@ import { type FileHandle, open } from 'node:fs/promises';
 import path from 'node:path';
 import { sha256Hex } from '../../lib/secrets.ts';
 
+/**
+ * One line of the journal: a request that changed the chain, with what a replay needs to repeat it exactly.
+ */
 export type JournalEntry =
   /**
    * A state-changing call that mines nothing (hardhat_setCode, hardhat_setStorageAt, hardhat_setBalance…,
@@ -57,8 +60,10 @@ export interface JournalPosition {
   lastEntry: { bytes: number; sha256: string } | null;
 }
 
+/** The position before the first entry: read the whole journal from here. */
 export const JOURNAL_START: JournalPosition = { entries: 0, bytes: 0, lastEntry: null };
 
+/** What reading the journal from a position gave: the entries, the torn bytes dropped, and the new end. */
 export interface JournalReadResult {
   /** The entries after the position read from. */
   entries: JournalEntry[];
@@ -153,6 +158,7 @@ export function readJournal(file: string, from: JournalPosition = JOURNAL_START)
   };
 }
 
+/** The journal file opened for appending: each entry written and fsync'ed before `append` returns. */
 export class Journal {
   readonly file: string;
   #handle: FileHandle;

@@ -118,6 +118,10 @@ interface Head {
   timestamp: number;
 }
 
+/**
+ * The EIP-1193 front of the embedded EVM that journals every state-changing request (see the top of this
+ * file).
+ */
 export class JournaledChain implements Eip1193 {
   readonly #edr: Eip1193;
   readonly #rewrites: boolean;

@@ -9,24 +9,30 @@
 import { isRelayerMethod } from '../confidential/relayer-methods.ts';
 import { RpcError } from './evm.ts';
 
+/** A JSON-RPC 2.0 request id, echoed in its answer (null for a request that could not be read). */
 export type JsonRpcId = string | number | null;
 
+/** A JSON-RPC 2.0 answer carrying a result. */
 export interface JsonRpcSuccess {
   jsonrpc: '2.0';
   id: JsonRpcId;
   result: unknown;
 }
 
+/** A JSON-RPC 2.0 answer carrying an error (the code and message the node, or this layer, gave). */
 export interface JsonRpcFailure {
   jsonrpc: '2.0';
   id: JsonRpcId;
   error: { code: number; message: string; data?: unknown };
 }
 
+/** One JSON-RPC 2.0 answer, a success or a failure. */
 export type JsonRpcResponse = JsonRpcSuccess | JsonRpcFailure;
 
+/** What serves a JSON-RPC method: an EIP-1193 `request`, resolving to the result or throwing an RpcError. */
 export type RpcFunction = (args: { method: string; params?: unknown }) => Promise<unknown>;
 
+/** Which methods the JSON-RPC endpoint serves and how large a batch it takes. */
 export interface JsonRpcOptions {
   /** Which methods are served; default `isPublicRpcMethod`. */
   allowMethod?: (method: string) => boolean;

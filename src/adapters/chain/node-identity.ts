@@ -16,6 +16,7 @@
 import { ANVIL_VERSION } from './anvil.ts';
 import { type Eip1193, EMBEDDED_CHAIN_ID, RpcError } from './evm.ts';
 
+/** The devnet's `web3_clientVersion`: a Hardhat node's form, so Zama's Hardhat plugin treats it as one. */
 export const CLIENT_VERSION = `HardhatNetwork/sealpay-devnet/anvil/${ANVIL_VERSION}`;
 
 /** The methods answered here rather than by the EVM. */

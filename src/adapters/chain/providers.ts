@@ -29,6 +29,10 @@ import {
 /** Why a provider failed a request (the `reason` of the error metric). */
 export type ProviderFailure = 'rate_limited' | 'http_error' | 'timeout' | 'connection';
 
+/**
+ * A provider as logs and metrics name it: its position and host, never the part of a URL that may hold a
+ * key.
+ */
 export interface ProviderName {
   /** Position in `RPC_URL`, from 1. */
   readonly position: number;
@@ -36,6 +40,7 @@ export interface ProviderName {
   readonly host: string;
 }
 
+/** Told of each request to a provider and each change in its availability (metrics and logs). */
 export interface ProviderObserver {
   /** One request to one provider, answered (`failure` null, a node's error answer included) or failed. */
   request(event: {
@@ -48,6 +53,7 @@ export interface ProviderObserver {
   availability(provider: ProviderName, available: boolean): void;
 }
 
+/** The providers of one chain in order of preference, and how long to wait and back off before the next. */
 export interface ProviderListOptions {
   urls: readonly string[];
   chain: Chain;
@@ -61,8 +67,10 @@ export interface ProviderListOptions {
   now?: () => number;
 }
 
+/** An EIP-1193 `request` function, as viem's custom transport takes it. */
 export type Eip1193Request = (args: { method: string; params?: unknown }) => Promise<unknown>;
 
+/** Several RPC providers behind one EIP-1193 `request`: a failing one is set aside and the next is asked. */
 export interface ProviderList {
   request: Eip1193Request;
   /** Each provider's name and whether it is in line (not set aside). */
@@ -109,6 +117,10 @@ interface Provider {
 
 const BROADCAST = 'eth_sendRawTransaction';
 
+/**
+ * Builds the fail-over list over `options.urls`: a read asks the providers in line first, in order; a broadcast
+ * goes to all of them at once and the first acceptance answers.
+ */
 export function createProviderList(options: ProviderListOptions): ProviderList {
   const timeout = options.timeoutMs ?? 10_000;
   const backoff = options.backoffMs ?? 1000;

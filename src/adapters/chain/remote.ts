@@ -27,8 +27,10 @@ import { createFhevmRail, type FhevmInstanceLike } from '../confidential/fhevm-r
 import { createProviderList, type ProviderObserver, splitRpcUrls } from './providers.ts';
 import type { ContractAddresses, Network } from './types.ts';
 
+/** A network reached over RPC rather than run in this process. */
 export type RemoteNetworkName = 'sepolia' | 'mainnet' | 'devnet';
 
+/** How to reach a remote network: its RPC providers, timeouts, and the deployed contracts. */
 export interface RemoteNetworkOptions {
   network: RemoteNetworkName;
   /** One URL, or several separated by commas, in order of preference. */
@@ -52,6 +54,7 @@ const CONTRACT_SETTINGS: Record<keyof ContractAddresses, string> = {
   letterVault: 'LETTER_VAULT_ADDRESS',
 };
 
+/** The block explorer of each remote network, for links to transactions (none for a devnet). */
 export const EXPLORERS = {
   sepolia: 'https://sepolia.etherscan.io',
   mainnet: 'https://etherscan.io',

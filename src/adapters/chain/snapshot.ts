@@ -18,6 +18,10 @@ import { compactDump } from './anvil-dump.ts';
 import type { JournalEntry, JournalPosition } from './journal.ts';
 import type { NodeExtras } from './journaled-chain.ts';
 
+/**
+ * What one snapshot file holds: anvil's dumped state, the coprocessor's handles, and the journal position
+ * they cover.
+ */
 export interface ChainSnapshot {
   version: 1;
   /** The journal entries it covers: all of those before this position, none after. */
@@ -38,6 +42,9 @@ const FORMAT_VERSION = 1;
 const KEEP = 2;
 const NAME = /^(\d{12})\.snapshot$/;
 
+/**
+ * The file name of the snapshot covering `entries` journal entries (zero-padded, so names sort as numbers).
+ */
 export function snapshotFileName(entries: number): string {
   return `${String(entries).padStart(12, '0')}.snapshot`;
 }
@@ -184,6 +191,7 @@ export function removeTornSnapshotWrites(dir: string): void {
   for (const name of names) if (name.endsWith('.tmp')) rmSync(path.join(dir, name), { force: true });
 }
 
+/** Where the snapshotter writes, how often, and what the newest snapshot on disk already covers. */
 export interface SnapshotterOptions {
   dir: string;
   /** Journal entries between two snapshots (at least). */

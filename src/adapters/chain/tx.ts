@@ -36,11 +36,13 @@ export interface ChainAccess {
   readonly chain: ViemChain;
 }
 
+/** The EIP-1559 fee caps a transaction is signed with. */
 export interface FeeEstimate {
   maxFeePerGas: bigint;
   maxPriorityFeePerGas: bigint;
 }
 
+/** What to sign: the key, the call (or creation code) and its gas, nonce and fees. */
 export interface TransactionParams {
   privateKey: Hex;
   /** Omit to deploy a contract (`data` is then its creation code). */
@@ -55,6 +57,7 @@ export interface TransactionParams {
   fees?: FeeEstimate;
 }
 
+/** A transaction signed locally: its sender, nonce, hash and the raw bytes to broadcast. */
 export interface SignedTransaction {
   from: Address;
   nonce: number;
@@ -230,6 +233,7 @@ export interface FeeQuote {
   maxPriorityFeePerGas: bigint;
 }
 
+/** Asks the chain for the next block's base fee (pending or latest, the higher) and the node's priority fee. */
 export async function quoteFees(network: ChainAccess): Promise<FeeQuote> {
   const client = network.publicClient;
   // The pending block carries the next block's base fee where the node has one (geth, anvil); else the latest.

@@ -1,19 +1,23 @@
 import type { Address, Chain, Hex, PublicClient } from 'viem';
 
+/** The networks a service can run against: `local` is the embedded network, the others are remote. */
 export type NetworkName = 'local' | 'devnet' | 'sepolia' | 'mainnet';
 
+/** sealpay's three contracts on a network: the stablecoin, its confidential wrapper and the letter vault. */
 export interface ContractAddresses {
   stablecoin: Address;
   confidentialToken: Address;
   letterVault: Address;
 }
 
+/** An amount encrypted for a contract and caller: the handle and the proof the contract checks. */
 export interface EncryptedAmount {
   /** The external handle (bytes32) to pass as `externalEuint64`. */
   handle: Hex;
   inputProof: Hex;
 }
 
+/** A public decryption: the clear values and the proof an on-chain verifier checks. */
 export interface PublicDecryption {
   cleartexts: bigint[];
   /** ABI-encoded cleartexts, as `finalizeUnwrap`-style verifiers take them. */
@@ -46,6 +50,7 @@ export interface ConfidentialRail {
   publicDecrypt(handles: Hex[]): Promise<PublicDecryption>;
 }
 
+/** The chain adapter services see: one network, its clients, contracts and confidential rail. */
 export interface Network {
   readonly name: NetworkName;
   readonly chainId: number;

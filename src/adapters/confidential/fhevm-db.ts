@@ -62,6 +62,9 @@ function stringToEntry(text: string): FhevmDBEntry {
   };
 }
 
+/**
+ * The mock coprocessor's handle database, which a snapshot can save and restore (see the top of this file).
+ */
 export class SnapshotFhevmDB implements FhevmDB {
   #handles: Map<string, string>;
   #randomCounter: number;

@@ -75,6 +75,7 @@ interface HostArtifact {
 
 const artifactCache = new Map<HostContractName, HostArtifact>();
 
+/** The ABI and deployed bytecode of an fhEVM host contract, read once from `@fhevm/host-contracts`. */
 export function hostArtifact(name: HostContractName): HostArtifact {
   let artifact = artifactCache.get(name);
   if (!artifact) {
@@ -88,11 +89,19 @@ export function hostArtifact(name: HostContractName): HostArtifact {
   return artifact;
 }
 
+/**
+ * The KMS and coprocessor signer keys of the mock: local networks only, they sign its decryptions and input
+ * proofs.
+ */
 export interface MockSignerKeys {
   kmsSignerKey: Hex;
   coprocessorSignerKey: Hex;
 }
 
+/**
+ * Where the fhEVM host contracts are on a chain (ACL, executor, verifiers), as the mock and the relayer
+ * need them.
+ */
 export interface HostAddresses {
   acl: Address;
   executor: Address;

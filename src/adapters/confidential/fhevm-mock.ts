@@ -60,6 +60,7 @@ class TopicIndexedInterface extends Interface {
   }
 }
 
+/** The mock relayer and coprocessor of a local network, over the chain's fhEVM host contracts. */
 export interface MockFhevm {
   instance: MockFhevmInstance;
   addresses: HostAddresses;

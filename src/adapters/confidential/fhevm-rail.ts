@@ -83,6 +83,7 @@ function lookup(results: Readonly<Record<string, bigint | boolean | string>>, ha
   throw new Error(`Decryption returned no value for handle ${handle}`);
 }
 
+/** The confidential rail over an `FhevmInstance` (the mock's or the relayer SDK's), as its factory names it. */
 export type FhevmRail = ConfidentialRail;
 
 /**

@@ -254,6 +254,10 @@ export function findConfidentialTransfer(
   return log ? log.args.amount : null;
 }
 
+/**
+ * What a receipt shows of one confidential transfer: its handle, what moved, and whether it was the
+ * expected amount.
+ */
 export interface TransferVerification {
   /** The transferred-amount handle (null when the receipt holds no such transfer). */
   handle: Hex | null;
@@ -289,6 +293,7 @@ export async function verifyConfidentialTransfer(params: {
   return { handle, transferred, ok: transferred === params.expectedAmount };
 }
 
+/** A step of a letter in the vault: escrowed, released to a claimer, or refunded to the sender. */
 export type LetterLeg = 'escrow' | 'release' | 'refund';
 
 const LEG_EVENTS = {

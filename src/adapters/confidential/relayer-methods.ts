@@ -12,6 +12,7 @@ export const RELAYER_METHODS: ReadonlySet<string> = new Set([
   'fhevm_relayer_v1_public_decrypt',
 ]);
 
+/** Whether `method` is one of the mock relayer's methods served to the outside (`RELAYER_METHODS`). */
 export function isRelayerMethod(method: string): boolean {
   return RELAYER_METHODS.has(method);
 }

@@ -11,6 +11,9 @@ export { createLocalMailbox, type LocalMailboxOptions } from './mailbox.ts';
 export { createSmtpSender, type SmtpSenderOptions } from './smtp.ts';
 export * from './types.ts';
 
+/**
+ * What `createEmailSender` chooses from: SMTP when a URL is set, else the local mailbox on local networks.
+ */
 export interface EmailSenderOptions {
   network: 'local' | 'devnet' | 'sepolia' | 'mainnet';
   smtpUrl: string | null;

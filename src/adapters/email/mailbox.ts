@@ -8,6 +8,7 @@ import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EmailMessage, LocalMailbox, StoredEmail } from './types.ts';
 
+/** Where the local mailbox keeps its messages, their `From:`, and its clock. */
 export interface LocalMailboxOptions {
   dataDir: string;
   from: string;

@@ -1,6 +1,7 @@
 import nodemailer from 'nodemailer';
 import type { EmailMessage, EmailSender } from './types.ts';
 
+/** The SMTP server to send through and the `From:` of every message. */
 export interface SmtpSenderOptions {
   /** `smtp://user:pass@host:587` (STARTTLS when offered) or `smtps://…:465`; nodemailer's URL form. */
   url: string;

@@ -4,6 +4,7 @@
  * `{dataDir}/mailbox`, on the sandbox networks without SMTP), as the print sandbox does for letters.
  */
 
+/** One email to send: recipient, subject, bodies, and the id that makes a retry the same message. */
 export interface EmailMessage {
   /**
    * The message's own id (the outbox row's): a repeat with the same id (a retry after a crash between sending and
@@ -16,6 +17,10 @@ export interface EmailMessage {
   html?: string;
 }
 
+/**
+ * The email adapter: SMTP, or the local mailbox on local networks; chosen at start-up by
+ * `createEmailSender`.
+ */
 export interface EmailSender {
   readonly kind: 'smtp' | 'mailbox';
   /** Throws when the message was not accepted (the outbox then retries it later). */
@@ -41,6 +46,7 @@ export interface LocalMailbox extends EmailSender {
   list(options?: { to?: string; limit?: number }): Promise<StoredEmail[]>;
 }
 
+/** Whether `sender` is the local mailbox (which can also list what it received). */
 export function isLocalMailbox(sender: EmailSender | null): sender is LocalMailbox {
   return sender?.kind === 'mailbox';
 }

@@ -11,6 +11,9 @@ export { createLobPrintProvider, LOB_BASE_URL, type LobPrintProviderOptions } fr
 export { createLocalPrintSandbox, type LocalPrintSandboxOptions } from './local.ts';
 export * from './types.ts';
 
+/**
+ * What `createPrintProvider` chooses from: Lob when a key is set, else the local sandbox on local networks.
+ */
 export interface PrintProviderOptions {
   network: 'local' | 'devnet' | 'sepolia' | 'mainnet';
   lobApiKey: string | null;

@@ -31,9 +31,11 @@ import {
   safeDescription,
 } from './types.ts';
 
+/** Lob's API root (tests point `baseUrl` elsewhere). */
 export const LOB_BASE_URL = 'https://api.lob.com/v1';
 const METADATA_KEY = 'sealpay_mail_key';
 
+/** The Lob account to print and mail through, and the return address its letters carry. */
 export interface LobPrintProviderOptions {
   apiKey: string;
   /** The return address, or the id (`adr_…`) of an address saved in the Lob account. */

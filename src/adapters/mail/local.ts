@@ -26,6 +26,7 @@ import {
   type PrintProvider,
 } from './types.ts';
 
+/** Where the local print sandbox keeps its letters, and its clock. */
 export interface LocalPrintSandboxOptions {
   dataDir: string;
   now?: () => Date;

@@ -25,8 +25,10 @@ export interface SenderAddress {
   country: string;
 }
 
+/** How a letter travels: standard post, or tracked (certified at home, registered abroad). */
 export type DeliveryMethod = 'standard' | 'tracked';
 
+/** A letter to print and post: the PDF, the recipient, and the key that makes a retry the same mailing. */
 export interface MailRequest {
   letterId: string;
   /**
@@ -43,6 +45,7 @@ export interface MailRequest {
   description?: string;
 }
 
+/** What the print provider answered for a mailing: its id, status and, when tracked, the tracking number. */
 export interface MailResult {
   provider: 'printer';
   providerId: string;
@@ -57,6 +60,10 @@ export interface MailResult {
   testMode: boolean;
 }
 
+/**
+ * The print-and-mail adapter: Lob, or the local sandbox on local networks; chosen at start-up by
+ * `createPrintProvider`.
+ */
 export interface PrintProvider {
   readonly name: 'local' | 'lob';
   readonly testMode: boolean;
@@ -76,6 +83,7 @@ export interface PrintProvider {
 /** A claim code (7 groups of 4 Crockford base32 characters) or a claim link: never sent outside the PDF. */
 const CLAIM_SECRET = /[0-9A-Z]{4}(?:-?[0-9A-Z]{4}){6}|claim#/i;
 
+/** Whether `text` holds what looks like a claim code or link: such text never goes to the provider. */
 export function looksLikeClaimSecret(text: string): boolean {
   return CLAIM_SECRET.test(text);
 }

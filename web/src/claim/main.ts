@@ -46,12 +46,18 @@ const main = h('main', { id: 'main', tabindex: -1 });
 const previewSlot = h('div');
 const stepSlot = h('div');
 const status = statusArea();
-let code = '';
-let preview: LetterPreview | null = null;
-let user: User | null = null;
+/** The page's state, in one place: the code being claimed, its letter, the person signed in. */
+const state = {
+  /** The claim code, normalized (uppercase, no dashes). */
+  code: '',
+  preview: null as LetterPreview | null,
+  user: null as User | null,
+  /** A wallet this page created for a claim that then failed: a retry claims into it rather than making another. */
+  createdForClaim: null as Wallet | null,
+};
 
 function renderPreview(p: LetterPreview): void {
-  replace(previewSlot, previewCard(p, groupCode(code)));
+  replace(previewSlot, previewCard(p, groupCode(state.code)));
 }
 
 // ------------------------------------------------------------------------------------------------- steps
@@ -93,10 +99,12 @@ async function lookUp(raw: string): Promise<void> {
     );
     return;
   }
-  code = normalized;
-  sessionStorage.setItem(STORAGE_KEY, code);
+  state.code = normalized;
+  sessionStorage.setItem(STORAGE_KEY, state.code);
   try {
-    preview = (await get<{ letter: LetterPreview }>(`/transfer/letter/preview${query({ code })}`)).letter;
+    state.preview = (
+      await get<{ letter: LetterPreview }>(`/transfer/letter/preview${query({ code: state.code })}`)
+    ).letter;
   } catch (error) {
     if (
       error instanceof ApiError &&
@@ -110,15 +118,16 @@ async function lookUp(raw: string): Promise<void> {
     }
     return;
   }
-  renderPreview(preview);
-  const canProceed = preview.claimable || preview.status === 'CLAIMING' || preview.status === 'CLAIMED';
+  renderPreview(state.preview);
+  const canProceed =
+    state.preview.claimable || state.preview.status === 'CLAIMING' || state.preview.status === 'CLAIMED';
   if (!canProceed) {
     replace(
       stepSlot,
       h(
         'p',
         { class: 'card' },
-        preview.status === 'EXPIRED'
+        state.preview.status === 'EXPIRED'
           ? plainError(new ApiError({ status: 410, code: 'letter_expired', message: '' }))
           : plainError(new ApiError({ status: 409, code: 'letter_not_claimable', message: '' })),
       ),
@@ -157,7 +166,7 @@ function showClaimedByOther(message: string, ...actions: HTMLElement[]): void {
 }
 
 async function claimedStep(): Promise<void> {
-  if (!user) {
+  if (!state.user) {
     const login = h('button', { type: 'button', class: 'secondary' }, 'Log in to see your claim');
     login.addEventListener('click', () =>
       replace(
@@ -166,7 +175,7 @@ async function claimedStep(): Promise<void> {
           heading: 'Log in to see your claim',
           mode: 'login',
           onSignedIn: (signedIn) => {
-            user = signedIn;
+            state.user = signedIn;
             void claimedStep();
           },
         }),
@@ -180,7 +189,9 @@ async function claimedStep(): Promise<void> {
   }
   let own: { letter: Letter; transaction: Transaction } | null = null;
   try {
-    own = await get<{ letter: Letter; transaction: Transaction }>(`/transfer/letter/claim${query({ code })}`);
+    own = await get<{ letter: Letter; transaction: Transaction }>(
+      `/transfer/letter/claim${query({ code: state.code })}`,
+    );
   } catch (error) {
     if (!(error instanceof ApiError && error.code === 'letter_not_found')) {
       showError(status, plainError(error));
@@ -189,7 +200,7 @@ async function claimedStep(): Promise<void> {
   }
   if (!own) {
     showClaimedByOther(
-      `Someone else claimed it: a letter of value can be claimed only once. You are signed in as ${user.email}.`,
+      `Someone else claimed it: a letter of value can be claimed only once. You are signed in as ${state.user.email}.`,
     );
     return;
   }
@@ -199,18 +210,18 @@ async function claimedStep(): Promise<void> {
 }
 
 async function nextStep(): Promise<void> {
-  if (!user) {
+  if (!state.user) {
     try {
-      user = (await get<{ user: User }>('/auth/session', { quiet401: true })).user;
+      state.user = (await get<{ user: User }>('/auth/session', { quiet401: true })).user;
     } catch {
-      user = null;
+      state.user = null;
     }
   }
-  if (preview && !preview.claimable) {
+  if (state.preview && !state.preview.claimable) {
     await claimedStep();
     return;
   }
-  if (!user) {
+  if (!state.user) {
     replace(
       stepSlot,
       authPanel({
@@ -220,7 +231,7 @@ async function nextStep(): Promise<void> {
           'yet, a new one is made for you as part of the claim.',
         mode: 'signup',
         onSignedIn: (signedIn) => {
-          user = signedIn;
+          state.user = signedIn;
           void afterSignIn();
         },
       }),
@@ -245,8 +256,6 @@ async function afterSignIn(): Promise<void> {
 
 /** The radio value that stands for "a new wallet, created as part of the claim". */
 const NEW_WALLET = 'new';
-/** A wallet this page created for a claim that then failed: a retry claims into it rather than making another. */
-let createdForClaim: Wallet | null = null;
 
 /** The account's wallet at `address` (one already added), or a watch-only wallet added now for it. */
 async function externalWallet(address: string, wallets: Wallet[]): Promise<Wallet> {
@@ -327,7 +336,7 @@ async function walletStep(known?: Wallet[], selected?: string): Promise<void> {
     'form',
     { class: 'card stack', 'aria-labelledby': headingId },
     h('h2', { id: headingId }, 'Where should the money go?'),
-    h('p', { class: 'muted' }, `Signed in as ${user?.email ?? ''}.`),
+    h('p', { class: 'muted' }, `Signed in as ${state.user?.email ?? ''}.`),
     h(
       'fieldset',
       { 'aria-labelledby': legendId },
@@ -378,14 +387,14 @@ async function walletStep(known?: Wallet[], selected?: string): Promise<void> {
 /** The wallet to claim into: an existing one, or (for `NEW_WALLET`) one created now, once. */
 async function walletFor(choice: string, wallets: Wallet[]): Promise<{ id: string; all: Wallet[] }> {
   if (choice !== NEW_WALLET) return { id: choice, all: wallets };
-  if (!createdForClaim) {
+  if (!state.createdForClaim) {
     const { wallet } = await post<{ wallet: Wallet }>('/wallets', {
       type: 'CUSTODIAL',
       label: wallets.length === 0 ? 'My wallet' : `Wallet ${wallets.length + 1}`,
     });
-    createdForClaim = wallet;
+    state.createdForClaim = wallet;
   }
-  return { id: createdForClaim.id, all: [...wallets, createdForClaim] };
+  return { id: state.createdForClaim.id, all: [...wallets, state.createdForClaim] };
 }
 
 /**
@@ -400,11 +409,11 @@ async function claim(choice: string, trigger: HTMLElement, wallets: Wallet[]): P
   try {
     const into = await walletFor(choice, wallets);
     const result = await post<{ letter: Letter; transaction: Transaction }>('/transfer/letter/claim', {
-      claimCode: code,
+      claimCode: state.code,
       walletId: into.id,
     });
     wait.stop();
-    createdForClaim = null;
+    state.createdForClaim = null;
     sessionStorage.removeItem(STORAGE_KEY);
     showResult(result.letter, result.transaction, into.all, false);
   } catch (error) {
@@ -412,7 +421,7 @@ async function claim(choice: string, trigger: HTMLElement, wallets: Wallet[]): P
     showError(status, plainError(error));
     if (trigger instanceof HTMLButtonElement) enableAgain(trigger);
     // A one-step claim that failed: offer the choice again (the wallet it made is kept, not made twice).
-    else await walletStep(createdForClaim ? [...wallets, createdForClaim] : wallets);
+    else await walletStep(state.createdForClaim ? [...wallets, state.createdForClaim] : wallets);
     status.scrollIntoView({ block: 'nearest' });
   }
 }
@@ -422,7 +431,7 @@ function showResult(letter: Letter, transaction: Transaction, wallets: Wallet[],
   const claimed = letter.status === 'CLAIMED';
   const wallet = wallets.find((w) => w.id === transaction.walletId) ?? null;
   const section = resultCard(letter, transaction, wallet, again);
-  replace(previewSlot, again && preview ? previewCard(preview, groupCode(code)) : null);
+  replace(previewSlot, again && state.preview ? previewCard(state.preview, groupCode(state.code)) : null);
   replace(stepSlot, section);
   section.focus();
   if (!claimed) {
@@ -458,7 +467,7 @@ async function start(): Promise<void> {
   );
   replace(main, h('h1', { tabindex: -1 }, 'Claim your letter of value'), status, previewSlot, stepSlot);
   onSessionLost(() => {
-    user = null;
+    state.user = null;
     void nextStep();
   });
   void networkBanner(bannerSlot);

@@ -48,18 +48,23 @@ const bannerSlot = newBannerSlot();
 const main = h('main', { id: 'main', tabindex: -1 });
 const nav = h('nav', { 'aria-label': 'Main' });
 const account = h('div', { class: 'account' });
-let network: NetworkInfo | null = null;
-let timers: number[] = [];
-let ctx: Ctx | null = null;
-/**
- * Bumped by every navigation and every sign-in or sign-out: a view that finishes loading under an older number
- * is dropped (it would paint over the sign-in form of an ended session, or over the view navigated to meanwhile).
- */
-let generation = 0;
+/** The page's state, in one place: what the service said of its network, and the session's view. */
+const state = {
+  network: null as NetworkInfo | null,
+  /** The view's `every` timers, stopped when it is left. */
+  timers: [] as number[],
+  /** The signed-in session's shared context (null while signed out). */
+  ctx: null as Ctx | null,
+  /**
+   * Bumped by every navigation and every sign-in or sign-out: a view that finishes loading under an older number
+   * is dropped (it would paint over the sign-in form of an ended session, or over the view navigated to meanwhile).
+   */
+  generation: 0,
+};
 
 function stopTimers(): void {
-  for (const timer of timers) window.clearInterval(timer);
-  timers = [];
+  for (const timer of state.timers) window.clearInterval(timer);
+  state.timers = [];
 }
 
 function currentRoute(): Route {
@@ -68,7 +73,7 @@ function currentRoute(): Route {
 }
 
 function renderNav(active: Route | null): void {
-  if (!ctx) {
+  if (!state.ctx) {
     replace(nav);
     return;
   }
@@ -119,10 +124,10 @@ function renderAccount(user: User | null): void {
 function viewContext(shared: Ctx, at: number): Ctx {
   const own: Ctx = Object.create(shared);
   own.every = (ms, tick) => {
-    if (at !== generation) return;
-    timers.push(
+    if (at !== state.generation) return;
+    state.timers.push(
       window.setInterval(() => {
-        if (at === generation && document.visibilityState === 'visible') void tick();
+        if (at === state.generation && document.visibilityState === 'visible') void tick();
       }, ms),
     );
   };
@@ -130,17 +135,17 @@ function viewContext(shared: Ctx, at: number): Ctx {
 }
 
 async function route(focus: boolean): Promise<void> {
-  if (!ctx) return;
+  if (!state.ctx) return;
   stopTimers();
-  generation += 1;
-  const at = generation;
+  state.generation += 1;
+  const at = state.generation;
   const subpage = currentSubpage();
   const active = subpage ? 'wallets' : currentRoute();
   renderNav(active);
   document.title = `${subpage ? SUBPAGE_TITLES[subpage.name] : ROUTES[active].title} · sealpay`;
-  const own = viewContext(ctx, at);
+  const own = viewContext(state.ctx, at);
   const view = subpage ? await SUBPAGES[subpage.name](own, subpage.id) : await ROUTES[active].view(own);
-  if (at !== generation) return;
+  if (at !== state.generation) return;
   replace(main, view);
   if (focus) main.querySelector('h1')?.focus();
 }
@@ -148,8 +153,8 @@ async function route(focus: boolean): Promise<void> {
 /** The sign-in form: `mode` Log in after a log-out or an ended session, Create an account for a first visit. */
 function signedOut(message?: string, mode: 'signup' | 'login' = message ? 'login' : 'signup'): void {
   stopTimers();
-  generation += 1;
-  ctx = null;
+  state.generation += 1;
+  state.ctx = null;
   renderNav(null);
   renderAccount(null);
   document.getElementById('temporary-password')?.remove();
@@ -171,7 +176,7 @@ async function signedIn(user: User): Promise<void> {
   const wallets = await get<{ wallets: Wallet[] }>('/wallets');
   const shared: Ctx = {
     user,
-    network,
+    network: state.network,
     wallets: wallets.wallets,
     async reloadWallets() {
       shared.wallets = (await get<{ wallets: Wallet[] }>('/wallets')).wallets;
@@ -185,7 +190,7 @@ async function signedIn(user: User): Promise<void> {
       // Each view gets its own `every` (viewContext), bound to the navigation that built it.
     },
   };
-  ctx = shared;
+  state.ctx = shared;
   renderAccount(user);
   if (user.mustChangePassword) {
     bannerSlot.append(
@@ -207,8 +212,8 @@ function showPublicPage(): boolean {
   const token = resetTokenOf(location.hash);
   if (token !== null) {
     stopTimers();
-    generation += 1;
-    ctx = null;
+    state.generation += 1;
+    state.ctx = null;
     renderNav(null);
     renderAccount(null);
     document.title = 'Reset your password · sealpay';
@@ -221,7 +226,7 @@ function showPublicPage(): boolean {
   }
   if (location.hash === '#/mailbox') {
     stopTimers();
-    generation += 1;
+    state.generation += 1;
     document.title = 'Local mailbox · sealpay';
     replace(main, mailboxPage());
     return true;
@@ -239,7 +244,7 @@ async function start(): Promise<void> {
     h('footer', null, h('a', { href: '/docs' }, 'API reference')),
   );
   onSessionLost((error) => {
-    if (!ctx) return;
+    if (!state.ctx) return;
     // The address keeps the view: logging in again returns there.
     const subpage = currentSubpage();
     const back = `Log in to go back to ${subpage ? `the ${SUBPAGE_TITLES[subpage.name].toLowerCase()}` : ROUTES[currentRoute()].title}.`;
@@ -253,7 +258,7 @@ async function start(): Promise<void> {
     if (showPublicPage()) return;
     if (location.hash.startsWith('#/')) void route(true);
   });
-  network = await networkBanner(bannerSlot);
+  state.network = await networkBanner(bannerSlot);
   if (showPublicPage()) return;
   try {
     const session = await get<{ user: User }>('/auth/session', { quiet401: true });

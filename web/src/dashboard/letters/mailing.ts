@@ -7,17 +7,17 @@
 import type { Letter } from '../../types.ts';
 
 /** Set once the service answered that it has no print provider: no letter is offered mailing after that. */
-let providerMissing = false;
+const state = { providerMissing: false };
 
 export function noteProviderMissing(): void {
-  providerMissing = true;
+  state.providerMissing = true;
 }
 
 /** Why this letter cannot be mailed, or null when "Mail it" can work. Only escrowed letters are ever mailed. */
 export function mailingBlocker(letter: Letter): string | null {
   if (letter.status !== 'ESCROWED') return null;
   const instead = 'Download the PDF and post it yourself, or hand over the code or QR.';
-  if (providerMissing)
+  if (state.providerMissing)
     return `This service has no printing and posting partner set up, so it cannot mail letters. ${instead}`;
   if (letter.claimUrl && !letter.claimUrl.startsWith('https://')) {
     const origin = new URL(letter.claimUrl).origin;
