@@ -4,7 +4,13 @@ import type { EmailSender } from './adapters/email/index.ts';
 import type { PrintProvider } from './adapters/mail/index.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
-import type { TransactionRow, TransactionType, UserRow, WalletRow } from './db/schema/index.ts';
+import type {
+  TransactionDirection,
+  TransactionRow,
+  TransactionType,
+  UserRow,
+  WalletRow,
+} from './db/schema/index.ts';
 import type { DatabaseClock } from './db/test-clock.ts';
 import type { WorkSignal } from './db/work-signal.ts';
 import type { BoundedMap, ExpiringValue } from './lib/cache.ts';
@@ -73,7 +79,8 @@ export interface OperationContext {
 }
 
 /**
- * One transaction type's state machine. `run` advances a leased row as far as it can go now (it is called again,
+ * One transaction type: every fact about it (its direction, what it does to its wallet and to a key's spend limit,
+ * how clients queue it, its failure code) and its state machine. `run` advances a leased row as far as it can go now (it is called again,
  * from the row's status and step, after a crash or a transient fault); `onFailure` changes what else must change
  * when a row of the type is FAILED (a letter leg puts its letter back).
  */
@@ -82,6 +89,26 @@ export interface Operation {
   readonly token: string;
   /** The row's `errorCode` when it fails and the failure names no code of its own. */
   readonly failureCode: TransactionErrorCode;
+  /** Which way a queued row of the type moves money for its wallet: `in` (paid into it) or `out`. */
+  readonly direction: TransactionDirection;
+  /**
+   * Whether a row of the type brings its wallet confidential money that later rows may spend: a batch holds back a
+   * wallet's later rows until such a row ends (`findRowsAwaitingEarlierCredits`).
+   */
+  readonly creditsWallet: boolean;
+  /** Whether its amount leaves the account through the API key that asked for it (counted by the key's spend limit). */
+  readonly spendsKeyLimit: boolean;
+  /** Whether it is a letter's leg, moving money into or out of the letters' vault (reconciling the vault waits for it). */
+  readonly letterLeg: boolean;
+  /**
+   * How a client queues it directly (absent for a type that only a letter queues): its route under the API prefix
+   * (`/mint`; the routes register at these paths), and the check the request is refused on before the row is queued
+   * (the worker checks again before it signs).
+   */
+  readonly queue?: {
+    readonly path: `/${string}`;
+    check?(deps: Deps, wallet: WalletIdentity, amount: bigint): Promise<void>;
+  };
   run(ctx: OperationContext, row: TransactionRow): Promise<void>;
   /**
    * Rows of the type that are ready together and may share one chain transaction (and one input proof): the
@@ -104,6 +131,14 @@ export interface Operation {
 
 /** One operation per transaction type: a type without one does not compile. */
 export type Operations = Readonly<Record<TransactionType, Operation>>;
+
+/** The types whose descriptor says `yes`, in the registry's order: every per-type list is derived here. */
+export function typesWhere<Type extends string = TransactionType>(
+  operations: Readonly<Record<Type, Operation>>,
+  yes: (operation: Operation) => boolean,
+): Type[] {
+  return (Object.keys(operations) as Type[]).filter((type) => yes(operations[type]));
+}
 
 /** What never changes about a wallet: whose it is, its address, its custody (wallets are never deleted). */
 export type WalletIdentity = Pick<WalletRow, 'id' | 'userId' | 'address' | 'type'>;

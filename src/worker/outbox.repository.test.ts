@@ -17,6 +17,7 @@ import {
   webhookDeliveries,
   webhookEvents,
 } from '../db/schema/index.ts';
+import { typesWhere } from '../deps.ts';
 import { newId } from '../lib/ids.ts';
 import { insertTransaction } from '../modules/transactions/transactions.repository.ts';
 import { insertWallet } from '../modules/wallets/wallets.repository.ts';
@@ -26,6 +27,7 @@ import {
   confirmBatchLegs,
   dissolveBatch,
   findBatchLegs,
+  findRowsAwaitingEarlierCredits,
   findTransactionById,
   markBatchPending,
   transition,
@@ -76,6 +78,7 @@ function queuedTransfer(
     userId: owner.userId,
     walletId: owner.walletId,
     type: 'TRANSFER',
+    direction: 'out',
     status: 'QUEUED',
     chainId: 31337,
     amount: '1500000',
@@ -228,6 +231,30 @@ describe('insertTransaction', () => {
     expect(event?.resource).toEqual(JSON.parse(JSON.stringify(snapshotOf(withEndpoint))));
     expect(await created(withoutEndpoint.id)).toHaveLength(0);
     expect(withoutEndpoint).toStrictEqual(await findTransactionById(db, withoutEndpoint.id));
+  });
+});
+
+describe('findRowsAwaitingEarlierCredits', () => {
+  it('holds a row back behind its wallet’s unfinished earlier rows of the credit types the registry names', async () => {
+    const owner = await account();
+    const at = (second: number) => new Date(Date.UTC(2030, 0, 1, 0, 0, second));
+    const credits = typesWhere(ctx.deps.operations, (operation) => operation.creditsWallet);
+    expect(credits).toEqual(['MINT', 'LETTER_CLAIM']);
+    const mint = await queuedTransfer(owner, { type: 'MINT', createdAt: at(0) });
+    await queuedTransfer(owner, { type: 'REDEEM', createdAt: at(1) });
+    const transfer = await queuedTransfer(owner, { createdAt: at(2) });
+    const others = await queuedTransfer(await account(), { createdAt: at(3) });
+    expect(await findRowsAwaitingEarlierCredits(db, [transfer.id, others.id], credits)).toEqual([
+      transfer.id,
+    ]);
+    // A credit among the rows asked about goes with them; a debit (the redeem) holds nothing back.
+    expect(await findRowsAwaitingEarlierCredits(db, [mint.id, transfer.id], credits)).toEqual([]);
+    expect(await findRowsAwaitingEarlierCredits(db, [transfer.id], ['TRANSFER'])).toEqual([]);
+    expect(await findRowsAwaitingEarlierCredits(db, [transfer.id], ['REDEEM'])).toEqual([transfer.id]);
+    expect(await findRowsAwaitingEarlierCredits(db, [transfer.id], [])).toEqual([]);
+    // Once the mint ended, nothing waits.
+    await transition(db, mint.id, 'QUEUED', { status: 'CONFIRMED' });
+    expect(await findRowsAwaitingEarlierCredits(db, [transfer.id], credits)).toEqual([]);
   });
 });
 

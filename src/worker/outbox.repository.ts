@@ -284,14 +284,18 @@ export async function assignBatch(db: DbOrTx, ids: readonly string[]): Promise<s
 }
 
 /**
- * Of these rows, those whose wallet still waits for money it asked for before them (a mint, a letter's claim into
- * it), unfinished and not among them. A batch is signed by the operator, outside the wallet's own nonce order, so
+ * Of these rows, those whose wallet still waits for money it asked for before them (a row of `creditTypes`, the
+ * types whose descriptor `creditsWallet`: a mint, a letter's claim into it), unfinished and not among them. A batch is signed by the operator, outside the wallet's own nonce order, so
  * such a row would otherwise go out before the money it spends arrived and move an encrypted zero. Earlier money
  * going out (transfers, redeems, escrows) does not hold a row back: debits in another order change at most which
  * of them a short balance refuses, and holding them would send one batch at a time.
  */
-export async function findRowsAwaitingEarlierCredits(db: DbOrTx, ids: readonly string[]): Promise<string[]> {
-  if (ids.length === 0) return [];
+export async function findRowsAwaitingEarlierCredits(
+  db: DbOrTx,
+  ids: readonly string[],
+  creditTypes: readonly TransactionType[],
+): Promise<string[]> {
+  if (ids.length === 0 || creditTypes.length === 0) return [];
   const list = sql.join(
     ids.map((id) => sql`${id}`),
     sql`, `,
@@ -303,7 +307,10 @@ export async function findRowsAwaitingEarlierCredits(db: DbOrTx, ids: readonly s
           and exists (
             select 1 from transactions e
             where e.wallet_id = r.wallet_id
-              and e.type in ('MINT', 'LETTER_CLAIM')
+              and e.type in (${sql.join(
+                creditTypes.map((type) => sql`${type}`),
+                sql`, `,
+              )})
               and e.status in ('QUEUED', 'PENDING', 'SETTLING')
               and (e.created_at, e.id) < (r.created_at, r.id)
               and e.id not in (${list}))`,

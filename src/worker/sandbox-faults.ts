@@ -3,7 +3,7 @@
  * inline driver: a pre-flight refusal, a run of transient faults, a settlement held past the blocking budget. Only
  * on the sandbox networks; in production no amount triggers anything.
  */
-import type { TransactionRow, TransactionType } from '../db/schema/index.ts';
+import type { TransactionRow } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
 import { type SandboxTrigger, sandboxTriggerOf } from '../lib/sandbox-triggers.ts';
 import { PreflightError } from './submissions.ts';
@@ -21,9 +21,6 @@ export class SandboxFault extends Error {
   }
 }
 
-/** The types a client queues directly (`/fund`, `/mint`, `/transfer`, `/redeem`): those `…402` and `…429` act on. */
-const QUEUED_TYPES: ReadonlySet<TransactionType> = new Set(['FUND', 'MINT', 'TRANSFER', 'REDEEM']);
-
 /** The trigger of the row's amount in the sandbox; null in production and for an ordinary amount. */
 export function sandboxTrigger(deps: Deps, row: TransactionRow): SandboxTrigger | null {
   if (deps.config.environment !== 'sandbox' || row.amount === null) return null;
@@ -33,7 +30,8 @@ export function sandboxTrigger(deps: Deps, row: TransactionRow): SandboxTrigger 
 /** Whether the worker's sandbox pre-flight has something to do with this row (it then goes alone, never batched). */
 export function hasSandboxPreflight(deps: Deps, row: TransactionRow): boolean {
   const trigger = sandboxTrigger(deps, row);
-  return QUEUED_TYPES.has(row.type) && (trigger === 'fail' || trigger === 'transient');
+  // Only a type a client queues directly (`/fund`, `/mint`, `/transfer`, `/redeem`): those `…402` and `…429` act on.
+  return deps.operations[row.type].queue !== undefined && (trigger === 'fail' || trigger === 'transient');
 }
 
 /**

@@ -27,16 +27,99 @@ export function failed(tx: Partial<Pick<Transaction, 'status'>>): boolean {
   return tx.status === 'FAILED';
 }
 
-/** A FAILED transaction, said as not done. */
-const NOT_DONE: Record<string, string> = {
-  FUND: 'Test money not added',
-  MINT: 'Not made private',
-  REDEEM: 'Not made public',
-  TRANSFER: 'Not sent',
-  LETTER_ESCROW: 'Letter not sent',
-  LETTER_CLAIM: 'Letter claim not paid',
-  LETTER_REFUND: 'Letter refund not paid',
+/** A transaction type, as the service names it (a closed union: the words below cover every one). */
+export type TransactionType = Transaction['type'];
+
+/** What the app says of one transaction type. */
+interface TypeWords {
+  /** What happened, in a few plain words. */
+  readonly done: string;
+  /** A FAILED one, said as not done. */
+  readonly notDone: string;
+  /** A longer sentence for the details view. */
+  readonly explained: string;
+  /** Its name in a sentence for screen readers ("Transfer of 5 cSTABLE"). */
+  readonly noun: string;
+  /** Which way its money moves for the wallet when it is recorded `out` (a row recorded `in` moved money in). */
+  readonly flow: Exclude<Flow, 'none'>;
+}
+
+/**
+ * Every transaction type's words: a type without them does not compile. A TRANSFER's words here are those of one
+ * sealpay sent; `typeWords` and `typeExplained` say a received one, or one sent outside sealpay, in their own words.
+ */
+const TYPE_WORDS: Record<TransactionType, TypeWords> = {
+  FUND: {
+    done: 'Test money added',
+    notDone: 'Test money not added',
+    explained: 'Test money from the sandbox faucet, paid into this wallet as public STABLE.',
+    noun: 'Funding',
+    // Asked for, so the service records it `out`, but its money comes in.
+    flow: 'in',
+  },
+  MINT: {
+    done: 'Made private',
+    notDone: 'Not made private',
+    explained: 'Public STABLE turned into private (confidential) cSTABLE in the same wallet, one for one.',
+    noun: 'Mint',
+    flow: 'convert',
+  },
+  REDEEM: {
+    done: 'Made public',
+    notDone: 'Not made public',
+    explained: 'Private cSTABLE turned back into public STABLE in the same wallet, one for one.',
+    noun: 'Redeem',
+    flow: 'convert',
+  },
+  TRANSFER: {
+    done: 'Sent',
+    notDone: 'Not sent',
+    explained: 'Money this wallet sent to another address.',
+    noun: 'Transfer',
+    flow: 'out',
+  },
+  LETTER_ESCROW: {
+    done: 'Letter sent',
+    notDone: 'Letter not sent',
+    explained: 'The amount of a letter of value, held in escrow until someone claims it or it is voided.',
+    noun: 'letter escrow',
+    flow: 'out',
+  },
+  LETTER_CLAIM: {
+    done: 'Letter claimed',
+    notDone: 'Letter claim not paid',
+    explained: 'The amount of a letter of value, paid out of escrow into this wallet when it was claimed.',
+    noun: 'letter claim',
+    flow: 'out',
+  },
+  LETTER_REFUND: {
+    done: 'Letter refunded',
+    notDone: 'Letter refund not paid',
+    explained: 'The amount of a voided or expired letter, returned from escrow to the wallet that sent it.',
+    noun: 'letter refund',
+    flow: 'out',
+  },
 };
+
+/**
+ * The words of a transaction's type. A receipt file may name a type this build does not know (it is shown, never
+ * trusted): it gets words that say no more than "a transaction".
+ */
+function wordsOf(type: string): TypeWords {
+  if (Object.hasOwn(TYPE_WORDS, type)) return TYPE_WORDS[type as TransactionType];
+  return {
+    done: 'Transaction',
+    notDone: 'Not done',
+    explained: '',
+    noun: type.toLowerCase().replaceAll('_', ' '),
+    flow: 'out',
+  };
+}
+
+/** Its type's name in a sentence for screen readers ("Transfer", "letter claim"). */
+export function typeNoun(tx: Pick<Transaction, 'type'>): string {
+  return wordsOf(tx.type).noun;
+}
 
 /**
  * Why a FAILED transaction moved nothing, as one sentence for every view of it: "This transfer was not sent:
@@ -44,9 +127,7 @@ const NOT_DONE: Record<string, string> = {
  */
 export function failedSentence(tx: Kind & Pick<Transaction, 'errorCode' | 'error'>): string {
   const what =
-    tx.type === 'TRANSFER' && tx.direction !== 'in'
-      ? 'This transfer was not sent'
-      : `${NOT_DONE[tx.type] ?? 'Not done'}`;
+    tx.type === 'TRANSFER' && tx.direction !== 'in' ? 'This transfer was not sent' : wordsOf(tx.type).notDone;
   return `${what}: nothing moved. ${plainCode(tx.errorCode, tx.error)}`;
 }
 
@@ -58,15 +139,7 @@ export function failedSentence(tx: Kind & Pick<Transaction, 'errorCode' | 'error
 export function flowOf(tx: Kind): Flow {
   if (failed(tx)) return 'none';
   if (tx.direction === 'in') return 'in';
-  switch (tx.type) {
-    case 'FUND':
-      return 'in';
-    case 'MINT':
-    case 'REDEEM':
-      return 'convert';
-    default:
-      return 'out';
-  }
+  return wordsOf(tx.type).flow;
 }
 
 /**
@@ -79,53 +152,27 @@ export function sentOutside(tx: Partial<Pick<Transaction, 'metadata'>>): boolean
 
 /** What happened, in a few plain words ("Received", "Letter claimed", "Sent outside sealpay"). */
 export function typeWords(tx: Kind): string {
-  if (failed(tx)) return NOT_DONE[tx.type] ?? 'Not done';
-  switch (tx.type) {
-    case 'FUND':
-      return 'Test money added';
-    case 'MINT':
-      return 'Made private';
-    case 'REDEEM':
-      return 'Made public';
-    case 'TRANSFER':
-      if (tx.direction === 'in') return 'Received';
-      return sentOutside(tx) ? 'Sent outside sealpay' : 'Sent';
-    case 'LETTER_ESCROW':
-      return 'Letter sent';
-    case 'LETTER_CLAIM':
-      return 'Letter claimed';
-    case 'LETTER_REFUND':
-      return 'Letter refunded';
-    default:
-      return 'Transaction';
+  if (failed(tx)) return wordsOf(tx.type).notDone;
+  if (tx.type === 'TRANSFER') {
+    if (tx.direction === 'in') return 'Received';
+    if (sentOutside(tx)) return 'Sent outside sealpay';
   }
+  return wordsOf(tx.type).done;
 }
 
 /** A longer sentence for the details view. */
 export function typeExplained(tx: Kind): string {
   if (failed(tx)) return 'It failed, so nothing moved: no money left or reached any wallet.';
-  switch (tx.type) {
-    case 'FUND':
-      return 'Test money from the sandbox faucet, paid into this wallet as public STABLE.';
-    case 'MINT':
-      return 'Public STABLE turned into private (confidential) cSTABLE in the same wallet, one for one.';
-    case 'REDEEM':
-      return 'Private cSTABLE turned back into public STABLE in the same wallet, one for one.';
-    case 'TRANSFER':
-      if (tx.direction === 'in') return 'Money another address sent to this wallet.';
-      return sentOutside(tx)
-        ? 'Money sent outside sealpay: it left this wallet in a transaction sealpay did not send (with an exported ' +
-            'key, or from the wallet app that holds its key), seen on the chain and recorded here.'
-        : 'Money this wallet sent to another address.';
-    case 'LETTER_ESCROW':
-      return 'The amount of a letter of value, held in escrow until someone claims it or it is voided.';
-    case 'LETTER_CLAIM':
-      return 'The amount of a letter of value, paid out of escrow into this wallet when it was claimed.';
-    case 'LETTER_REFUND':
-      return 'The amount of a voided or expired letter, returned from escrow to the wallet that sent it.';
-    default:
-      return '';
+  if (tx.type === 'TRANSFER') {
+    if (tx.direction === 'in') return 'Money another address sent to this wallet.';
+    if (sentOutside(tx)) {
+      return (
+        'Money sent outside sealpay: it left this wallet in a transaction sealpay did not send (with an exported ' +
+        'key, or from the wallet app that holds its key), seen on the chain and recorded here.'
+      );
+    }
   }
+  return wordsOf(tx.type).explained;
 }
 
 export const FLOW_ARROWS: Record<Flow, { symbol: string; words: string }> = {

@@ -9,11 +9,11 @@
 import { type Address, getAddress, type Hex, isAddressEqual, parseAbi } from 'viem';
 import { CONFIDENTIAL_TOKEN_SYMBOL, STABLECOIN_SYMBOL } from '../../adapters/chain/contracts.ts';
 import type { Network } from '../../adapters/chain/types.ts';
-import { type NewTransaction, SENT_OUTSIDE_STEP, type WalletRow } from '../../db/schema/index.ts';
+import { SENT_OUTSIDE_STEP, type WalletRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { insertTransaction } from '../transactions/transactions.repository.ts';
+import { type DirectedTransaction, insertTransaction } from '../transactions/transactions.repository.ts';
 import { openWalletKey } from '../wallets/custody.ts';
 import { advanceCursor, readCursor, sentByService, startCursor, walletsAt } from './incoming.repository.ts';
 
@@ -96,7 +96,7 @@ function outflowRow(
   wallet: WalletRow,
   item: Received,
   amount: bigint | null,
-): NewTransaction {
+): DirectedTransaction {
   return {
     id: newId(),
     userId: wallet.userId,
@@ -146,7 +146,7 @@ export async function followOnce(
   const known = await walletsAt(db, [...parties]);
   const walletByAddress = new Map(known.map((wallet) => [wallet.address.toLowerCase(), wallet]));
   const sent = await sentByService(db, [...new Set(received.map((item) => item.txHash))]);
-  const rows: NewTransaction[] = [];
+  const rows: DirectedTransaction[] = [];
   for (const item of received) {
     const hash = item.txHash.toLowerCase();
     const sender = walletByAddress.get(item.from.toLowerCase());

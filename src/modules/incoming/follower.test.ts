@@ -276,6 +276,7 @@ describe('money received', () => {
       userId: alice.userId,
       walletId: aliceWallet.id,
       type: 'TRANSFER',
+      direction: 'out',
       // Not for the worker to drive: the row only stands for the service's intent.
       status: 'CONFIRMED',
       chainId: network.chainId,

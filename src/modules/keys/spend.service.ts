@@ -7,7 +7,7 @@
  */
 import type { DbOrTx, Tx } from '../../db/client.ts';
 import type { TransactionType } from '../../db/schema/index.ts';
-import type { Deps } from '../../deps.ts';
+import { type Deps, typesWhere } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import { type Scope, SPEND_LIMIT_WINDOW_MS } from '../../lib/key-scope.ts';
 import { formatAmount } from '../../lib/money.ts';
@@ -16,7 +16,9 @@ import { lockKey } from './keys.repository.ts';
 import { spendReachedAt, spentByKeys } from './spend.repository.ts';
 
 /** The transaction types whose amounts leave the account through the key that asked for them. */
-export const SPENDING_TYPES: readonly TransactionType[] = ['TRANSFER', 'LETTER_ESCROW'];
+function spendingTypes(deps: Deps): TransactionType[] {
+  return typesWhere(deps.operations, (operation) => operation.spendsKeyLimit);
+}
 
 function windowStart(now: Date): Date {
   return new Date(now.getTime() - SPEND_LIMIT_WINDOW_MS);
@@ -33,9 +35,9 @@ export function insertWithinSpendLimit<T>(
   insert: (db: DbOrTx) => Promise<T>,
 ): Promise<T> {
   const { db } = deps.database;
-  if (scope.spendLimit === null || !SPENDING_TYPES.includes(spend.type)) return insert(db);
+  if (scope.spendLimit === null || !deps.operations[spend.type].spendsKeyLimit) return insert(db);
   return db.transaction(async (tx) => {
-    await reserveSpend(tx, scope, spend.amount, spend.now);
+    await reserveSpend(deps, tx, scope, spend.amount, spend.now);
     return insert(tx);
   });
 }
@@ -46,7 +48,7 @@ export async function spentLast24h(
   keyIds: readonly string[],
   now: Date,
 ): Promise<Map<string, bigint>> {
-  return spentByKeys(deps.database.db, keyIds, SPENDING_TYPES, windowStart(now));
+  return spentByKeys(deps.database.db, keyIds, spendingTypes(deps), windowStart(now));
 }
 
 /**
@@ -57,18 +59,25 @@ export async function spentLast24h(
  * hours of rows then hold at most the limit: the last of them to take the lock counted all the others. Nothing for
  * a session or a key without a limit.
  */
-export async function reserveSpend(tx: Tx, scope: Scope, amount: bigint, now: Date): Promise<void> {
+export async function reserveSpend(
+  deps: Deps,
+  tx: Tx,
+  scope: Scope,
+  amount: bigint,
+  now: Date,
+): Promise<void> {
   const { keyId, spendLimit: limit } = scope;
   if (keyId === null || limit === null) return;
   await lockKey(tx, keyId);
   const since = windowStart(now);
-  const spent = (await spentByKeys(tx, [keyId], SPENDING_TYPES, since)).get(keyId) ?? 0n;
+  const types = spendingTypes(deps);
+  const spent = (await spentByKeys(tx, [keyId], types, since)).get(keyId) ?? 0n;
   if (spent + amount <= limit) return;
   // The limit has room for `amount` once enough of what it counts has left the window (for an amount above the
   // limit itself, once all of it has).
   const excess = spent + amount - limit;
   const toFree = excess < spent ? excess : spent;
-  const reachedAt = toFree > 0n ? await spendReachedAt(tx, keyId, SPENDING_TYPES, since, toFree) : undefined;
+  const reachedAt = toFree > 0n ? await spendReachedAt(tx, keyId, types, since, toFree) : undefined;
   const resetsAt = reachedAt ? new Date(reachedAt.getTime() + SPEND_LIMIT_WINDOW_MS) : now;
   const remaining = limit > spent ? limit - spent : 0n;
   throw new AppError(

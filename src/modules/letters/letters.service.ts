@@ -74,7 +74,7 @@ export async function createLetter(
   const code = generateClaimCode();
   const escrowId = newId();
   await db.transaction(async (tx) => {
-    await reserveSpend(tx, scope, input.amount, now);
+    await reserveSpend(deps, tx, scope, input.amount, now);
     await insertTransaction(
       tx,
       queuedTransaction(deps, now, {

@@ -77,6 +77,7 @@ async function insertRow(values: {
     userId: alice.userId,
     walletId: aliceWallet.id,
     type: 'TRANSFER',
+    direction: 'out',
     status: values.status,
     chainId: 31337,
     amount: '1000000',

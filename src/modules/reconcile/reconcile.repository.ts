@@ -8,6 +8,7 @@ import {
   type OperationsRunRow,
   operationsRuns,
   type TransactionRow,
+  type TransactionType,
   transactions,
   type WalletRow,
   wallets,
@@ -109,16 +110,14 @@ export function vaultLetters(db: DbOrTx, since: Date): Promise<LetterRow[]> {
     );
 }
 
-/** Whether a letter leg is still moving (the vault may be between two steps). */
-export async function letterLegsInFlight(db: DbOrTx): Promise<boolean> {
+/** Whether a letter leg (a row of `legTypes`) is still moving (the vault may be between two steps). */
+export async function letterLegsInFlight(db: DbOrTx, legTypes: readonly TransactionType[]): Promise<boolean> {
+  if (legTypes.length === 0) return false;
   const [row] = await db
     .select({ id: transactions.id })
     .from(transactions)
     .where(
-      and(
-        inArray(transactions.type, ['LETTER_ESCROW', 'LETTER_CLAIM', 'LETTER_REFUND']),
-        inArray(transactions.status, [...IN_FLIGHT_STATUSES]),
-      ),
+      and(inArray(transactions.type, [...legTypes]), inArray(transactions.status, [...IN_FLIGHT_STATUSES])),
     )
     .limit(1);
   return row !== undefined;

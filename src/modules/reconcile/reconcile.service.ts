@@ -15,7 +15,7 @@ import {
 } from '../../adapters/chain/contracts.ts';
 import type { Network } from '../../adapters/chain/types.ts';
 import type { TransactionRow, WalletRow } from '../../db/schema/index.ts';
-import type { Deps } from '../../deps.ts';
+import { type Deps, typesWhere } from '../../deps.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { formatAmount, GAS_DECIMALS, STABLE_DECIMALS } from '../../lib/money.ts';
 import { readCursor } from '../incoming/incoming.repository.ts';
@@ -143,7 +143,10 @@ async function measure(deps: Deps, network: Network, waitMs: number): Promise<Me
     ledgerSums(db, block),
     walletsInFlight(db),
     vaultLetters(db, new Date(now.getTime() - VAULT_LOOKBACK_MS)),
-    letterLegsInFlight(db),
+    letterLegsInFlight(
+      db,
+      typesWhere(deps.operations, (operation) => operation.letterLeg),
+    ),
   ]);
   const sumsByWallet = Map.groupBy(sums, (sum) => sum.walletId);
   const { stablecoin, confidentialToken, letterVault } = network.contracts;

@@ -1,17 +1,19 @@
 import type { Address } from 'viem';
-import { getStablecoinBalance } from '../../adapters/confidential/helpers.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { NewTransaction, TransactionRow, TransactionType } from '../../db/schema/index.ts';
 import type { Deps, WalletIdentity } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Scope } from '../../lib/key-scope.ts';
-import { formatAmount } from '../../lib/money.ts';
 import { sha256Hex } from '../../lib/secrets.ts';
 import { insertWithinSpendLimit } from '../keys/spend.service.ts';
 import { assertMoneyConfigured, requireNetwork } from '../network/network.service.ts';
 import { assertCanSend, ownWalletIdentity } from '../wallets/wallets.service.ts';
-import { findByIdempotencyKey, insertTransaction } from './transactions.repository.ts';
+import {
+  type DirectedTransaction,
+  findByIdempotencyKey,
+  insertTransaction,
+} from './transactions.repository.ts';
 
 /** The transaction types a client queues directly (letter legs are queued by the letters module). */
 export type MoneyMovement = 'FUND' | 'MINT' | 'TRANSFER' | 'REDEEM';
@@ -68,12 +70,13 @@ export function queuedTransaction(
   > & {
     type: TransactionType;
   },
-): NewTransaction {
+): DirectedTransaction {
   return {
     ...values,
     status: 'QUEUED',
     chainId: requireNetwork(deps).chainId,
     token: deps.operations[values.type].token,
+    direction: deps.operations[values.type].direction,
     nextAttemptAt: now,
     createdAt: now,
     updatedAt: now,
@@ -133,20 +136,6 @@ async function queueTransaction(deps: Deps, request: QueueRequest): Promise<Tran
   }
 }
 
-/** The public balance must cover the amount (the worker checks again before it signs). */
-async function assertPublicBalance(deps: Deps, wallet: WalletIdentity, amount: bigint): Promise<void> {
-  const balance = await getStablecoinBalance(requireNetwork(deps), wallet.address);
-  if (balance < amount) {
-    throw new AppError(
-      'insufficient_balance',
-      `The wallet holds ${formatAmount(balance)} STABLE: too little to mint ${formatAmount(amount)}.`,
-      {
-        details: { available: formatAmount(balance), requested: formatAmount(amount) },
-      },
-    );
-  }
-}
-
 /**
  * A client's faucet, mint, transfer or redeem, after the checks it can be judged on now: configuration, the
  * wallet's ownership (within the caller's scope) and its custody, (mint) the public balance, and (transfer) the
@@ -182,6 +171,8 @@ export async function queueMoneyMovement(
     counterparty: funding ? 'Sandbox faucet' : null,
     idempotencyKey: request.idempotencyKey,
     requestFingerprint: [type, wallet.id, to, amount.toString()],
-    ...(type === 'MINT' ? { check: () => assertPublicBalance(deps, wallet, amount) } : {}),
+    check: async () => {
+      await deps.operations[type].queue?.check?.(deps, wallet, amount);
+    },
   });
 }

@@ -11,8 +11,8 @@ import {
   transactions,
 } from '../../db/schema/index.ts';
 
-/** Types whose row records money its wallet received. */
-const RECEIVING_TYPES: ReadonlySet<TransactionType> = new Set(['LETTER_CLAIM', 'LETTER_REFUND']);
+/** A row to insert, with its direction named: a queued one's comes from its type's descriptor (`queuedTransaction`). */
+export type DirectedTransaction = NewTransaction & { direction: TransactionDirection };
 
 /**
  * Inserts a transaction and, when its account has an enabled webhook endpoint, its `transaction.created` event in
@@ -21,9 +21,7 @@ const RECEIVING_TYPES: ReadonlySet<TransactionType> = new Set(['LETTER_CLAIM', '
  * transaction holds the one connection from its first statement until its commit arrives). Otherwise, or when an
  * endpoint appeared, the row goes in with its event.
  */
-export async function insertTransaction(db: DbOrTx, values: NewTransaction): Promise<TransactionRow> {
-  const direction = values.direction ?? (RECEIVING_TYPES.has(values.type) ? 'in' : 'out');
-  const row = { ...values, direction };
+export async function insertTransaction(db: DbOrTx, row: DirectedTransaction): Promise<TransactionRow> {
   const [alone] = await tableRows(
     db,
     transactions,

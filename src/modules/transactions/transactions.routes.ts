@@ -70,10 +70,17 @@ export async function queueFromRequest(
   return reply.code(201).send(ok({ transaction: toTransaction(row, deps.network) }));
 }
 
+/** The route (under the API prefix) a client queues `type` through, as the type's descriptor names it. */
+function queueRoute(deps: Deps, type: MoneyMovement): string {
+  const queue = deps.operations[type].queue;
+  if (!queue) throw new Error(`The ${type} descriptor names no route a client queues it through.`);
+  return queue.path;
+}
+
 export function registerTransactionRoutes(app: App, deps: Deps): void {
   if (deps.config.environment === 'sandbox') {
     app.post(
-      '/fund',
+      queueRoute(deps, 'FUND'),
       {
         config: {
           auth: 'either',
@@ -103,7 +110,7 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
     const noFaucet: onRequestHookHandler = (request, _reply, done) =>
       done(new AppError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
     app.post(
-      '/fund',
+      queueRoute(deps, 'FUND'),
       { config: { auth: 'none', rate: 'none' }, schema: { hide: true }, onRequest: noFaucet },
       async () => {
         throw new AppError('not_found', 'There is no faucet in production.');
@@ -112,7 +119,7 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
   }
 
   app.post(
-    '/mint',
+    queueRoute(deps, 'MINT'),
     {
       config: {
         auth: 'either',
@@ -137,7 +144,7 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
   );
 
   app.post(
-    '/transfer',
+    queueRoute(deps, 'TRANSFER'),
     {
       config: {
         auth: 'either',
@@ -173,7 +180,7 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
   );
 
   app.post(
-    '/redeem',
+    queueRoute(deps, 'REDEEM'),
     {
       config: {
         auth: 'either',

@@ -99,6 +99,10 @@ async function claimFailed(ctx: OperationContext, row: TransactionRow): Promise<
 export const claim: Operation = {
   token: CONFIDENTIAL_TOKEN_SYMBOL,
   failureCode: 'claim_failed',
+  direction: 'in',
+  creditsWallet: true,
+  spendsKeyLimit: false,
+  letterLeg: true,
   run: runClaim,
   onFailure: claimFailed,
   onDeepReorg: letterNeedsReview,

@@ -61,6 +61,10 @@ async function escrowFailed(ctx: OperationContext, row: TransactionRow): Promise
 export const escrow: Operation = {
   token: CONFIDENTIAL_TOKEN_SYMBOL,
   failureCode: 'escrow_failed',
+  direction: 'out',
+  creditsWallet: false,
+  spendsKeyLimit: true,
+  letterLeg: true,
   run: runEscrow,
   onFailure: escrowFailed,
   onDeepReorg: letterNeedsReview,

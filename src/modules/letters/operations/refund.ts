@@ -37,6 +37,11 @@ async function runRefund(ctx: OperationContext, row: TransactionRow): Promise<vo
 export const refund: Operation = {
   token: CONFIDENTIAL_TOKEN_SYMBOL,
   failureCode: 'refund_failed',
+  // Paid back into the sender's wallet by the vault; no batch waits for it (as before the registry held it).
+  direction: 'in',
+  creditsWallet: false,
+  spendsKeyLimit: false,
+  letterLeg: true,
   run: runRefund,
   onDeepReorg: letterNeedsReview,
 };

@@ -71,4 +71,14 @@ async function runFund(ctx: OperationContext, row: TransactionRow): Promise<void
   });
 }
 
-export const fund: Operation = { token: STABLECOIN_SYMBOL, failureCode: 'faucet_failed', run: runFund };
+export const fund: Operation = {
+  token: STABLECOIN_SYMBOL,
+  failureCode: 'faucet_failed',
+  // Asked for by the wallet, so recorded `out`; its money comes in as public STABLE, which no batch waits for.
+  direction: 'out',
+  creditsWallet: false,
+  spendsKeyLimit: false,
+  letterLeg: false,
+  queue: { path: '/fund' },
+  run: runFund,
+};

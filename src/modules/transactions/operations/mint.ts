@@ -2,11 +2,14 @@ import { maxUint256 } from 'viem';
 import { CONFIDENTIAL_TOKEN_SYMBOL, stablecoinAbi } from '../../../adapters/chain/contracts.ts';
 import { encodeApprove, encodeWrap, getStablecoinBalance } from '../../../adapters/confidential/helpers.ts';
 import type { TransactionRow } from '../../../db/schema/index.ts';
-import type { Operation, OperationContext } from '../../../deps.ts';
+import type { Deps, Operation, OperationContext, WalletIdentity } from '../../../deps.ts';
+import { AppError } from '../../../lib/errors.ts';
+import { formatAmount } from '../../../lib/money.ts';
 import { transition } from '../../../worker/outbox.repository.ts';
 import { amountOf, blockFields, markSubmitted } from '../../../worker/steps.ts';
 import { findSubmission } from '../../../worker/submissions.repository.ts';
 import { PreflightError, RevertedError, settle, submitOnce } from '../../../worker/submissions.ts';
+import { requireNetwork } from '../../network/network.service.ts';
 import { spendingWallet } from '../../wallets/wallets.service.ts';
 
 // `wrap` cannot be estimated before its `approve` is mined; measured ~306k gas.
@@ -66,4 +69,27 @@ async function runMint(ctx: OperationContext, row: TransactionRow): Promise<void
   });
 }
 
-export const mint: Operation = { token: CONFIDENTIAL_TOKEN_SYMBOL, failureCode: 'mint_failed', run: runMint };
+/** The public balance must cover the amount (the worker checks again before it signs). */
+async function assertPublicBalance(deps: Deps, wallet: WalletIdentity, amount: bigint): Promise<void> {
+  const balance = await getStablecoinBalance(requireNetwork(deps), wallet.address);
+  if (balance < amount) {
+    throw new AppError(
+      'insufficient_balance',
+      `The wallet holds ${formatAmount(balance)} STABLE: too little to mint ${formatAmount(amount)}.`,
+      {
+        details: { available: formatAmount(balance), requested: formatAmount(amount) },
+      },
+    );
+  }
+}
+
+export const mint: Operation = {
+  token: CONFIDENTIAL_TOKEN_SYMBOL,
+  failureCode: 'mint_failed',
+  direction: 'out',
+  creditsWallet: true,
+  spendsKeyLimit: false,
+  letterLeg: false,
+  queue: { path: '/mint', check: assertPublicBalance },
+  run: runMint,
+};

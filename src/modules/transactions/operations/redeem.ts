@@ -112,5 +112,10 @@ async function runRedeem(ctx: OperationContext, row: TransactionRow): Promise<vo
 export const redeem: Operation = {
   token: CONFIDENTIAL_TOKEN_SYMBOL,
   failureCode: 'redeem_failed',
+  direction: 'out',
+  creditsWallet: false,
+  spendsKeyLimit: false,
+  letterLeg: false,
+  queue: { path: '/redeem' },
   run: runRedeem,
 };

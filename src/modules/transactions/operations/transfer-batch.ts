@@ -23,7 +23,7 @@ import {
   listConfidentialTransfers,
 } from '../../../adapters/confidential/helpers.ts';
 import type { SubmissionRow, TransactionRow, WalletRow } from '../../../db/schema/index.ts';
-import type { OperationContext } from '../../../deps.ts';
+import { type OperationContext, typesWhere } from '../../../deps.ts';
 import {
   assignBatch,
   confirmBatchLegs,
@@ -215,7 +215,8 @@ export async function runTransferBatch(
   // A row whose own transfer was signed already (the process died between its broadcast and its PENDING) carries
   // that signature through alone: in a batch too, its money would move twice.
   const signedAlone = new Set(await findSignedFor(db, ids, TRANSFER_PURPOSE));
-  const behind = new Set(await findRowsAwaitingEarlierCredits(db, ids));
+  const credits = typesWhere(ctx.deps.operations, (operation) => operation.creditsWallet);
+  const behind = new Set(await findRowsAwaitingEarlierCredits(db, ids, credits));
   const waiting = rows.filter((row) => behind.has(row.id) && !signedAlone.has(row.id));
   if (waiting.length > 0) {
     // They join a later batch, once the money their wallet asked for before them has arrived.

@@ -81,6 +81,11 @@ async function runTransfer(ctx: OperationContext, claimed: TransactionRow): Prom
 export const transfer: Operation = {
   token: CONFIDENTIAL_TOKEN_SYMBOL,
   failureCode: 'transfer_failed',
+  direction: 'out',
+  creditsWallet: false,
+  spendsKeyLimit: true,
+  letterLeg: false,
+  queue: { path: '/transfer' },
   run: runTransfer,
   batch: { canJoin: canJoinTransferBatch, run: runTransferBatch },
 };

@@ -2,6 +2,7 @@
 
 import { h, replace, showFailure, statusArea, uid } from '../../dom.ts';
 import { formatAmount } from '../../money.ts';
+import { typeNoun } from '../../transactions.ts';
 import { IN_FLIGHT, type Transaction } from '../../types.ts';
 import type { Ctx } from '../context.ts';
 import { activityList } from './activity.ts';
@@ -42,16 +43,9 @@ function gently(work: () => Promise<void>): () => Promise<void> {
   };
 }
 
-const TYPE_WORDS: Record<string, string> = {
-  FUND: 'Funding',
-  MINT: 'Mint',
-  TRANSFER: 'Transfer',
-  REDEEM: 'Redeem',
-};
-
 /** A sentence for screen readers about a transaction that ended or arrived. */
 function activitySentence(tx: Transaction): string {
-  const what = `${TYPE_WORDS[tx.type] ?? tx.type.toLowerCase().replaceAll('_', ' ')} of ${tx.amount === null ? 'an encrypted amount' : `${formatAmount(tx.amount)} ${tx.token}`}`;
+  const what = `${typeNoun(tx)} of ${tx.amount === null ? 'an encrypted amount' : `${formatAmount(tx.amount)} ${tx.token}`}`;
   if (tx.status === 'FAILED') return `${what} failed: ${failureReason(tx)}`;
   if (IN_FLIGHT.includes(tx.status)) return `${what} ${tx.direction === 'in' ? 'incoming' : 'started'}.`;
   return `${what} ${tx.direction === 'in' ? 'received' : tx.status.toLowerCase()}.`;
