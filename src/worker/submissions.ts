@@ -304,7 +304,8 @@ async function keepAlive(
 
 /**
  * Whether the attempt has waited its turn: `STUCK_AFTER_BLOCKS` blocks since it was broadcast, or
- * `STUCK_AFTER_SECONDS` since it was signed (chains without regular blocks). `at-cap` when it has, but no
+ * `STUCK_AFTER_SECONDS` since it was signed (chains without regular blocks); one never broadcast has not (it is
+ * sent as signed first: a stored batch after a crash goes out as it was stored). `at-cap` when it has, but no
  * replacement may raise its fees under `MAX_FEE_PER_GAS_GWEI`: it waits.
  */
 async function stuckState(
@@ -312,9 +313,11 @@ async function stuckState(
   submission: Pick<SubmissionRow, 'fromAddress' | 'nonce'>,
   attempt: SubmissionAttemptRow,
 ): Promise<'stuck' | 'at-cap' | null> {
+  // Never broadcast (a crash between storing and sending, or a start after one): the same bytes go out first.
+  if (attempt.sentBlock === null) return null;
   const policy = ctx.deps.config.chainPolicy;
   let waited = Date.now() - attempt.createdAt.getTime() >= policy.stuckAfterMs;
-  if (!waited && attempt.sentBlock !== null) {
+  if (!waited) {
     const height = await ctx.network.publicClient.getBlockNumber({ cacheTime: 0 });
     waited = height - attempt.sentBlock >= BigInt(policy.stuckAfterBlocks);
   }
