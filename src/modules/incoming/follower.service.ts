@@ -87,32 +87,35 @@ async function amountOf(
 }
 
 /**
- * A transfer out of `wallet` the service did not send: `CONFIRMED` at once (it is on chain), the recipient as
- * counterparty, the amount in clear, decrypted with a custodial wallet's key (a sender may read what it sent), or
- * null for an external wallet's confidential transfer.
+ * A transfer seen on chain that no row of the service holds, as `wallet`'s row: `CONFIRMED` at once (it is on
+ * chain). Money in (`step: received`) has the sender as counterparty; money out that the service did not send
+ * (`step: sent-outside`, `metadata.sentOutside`) has the recipient. The amount is in clear, decrypted with a
+ * custodial wallet's key (a sender may read what it sent, a recipient what it got), or null for an external
+ * wallet's confidential transfer.
  */
-function outflowRow(
+function seenTransferRow(
   network: Network,
   wallet: WalletRow,
   item: Received,
   amount: bigint | null,
+  direction: 'in' | 'out',
 ): DirectedTransaction {
   return {
     id: newId(),
     userId: wallet.userId,
     walletId: wallet.id,
     type: 'TRANSFER',
-    direction: 'out',
+    direction,
     status: 'CONFIRMED',
-    step: SENT_OUTSIDE_STEP,
+    step: direction === 'in' ? 'received' : SENT_OUTSIDE_STEP,
     chainId: network.chainId,
     amount: amount === null ? null : amount.toString(),
     token: item.token,
     txHash: item.txHash,
     fromAddress: item.from,
     toAddress: item.to,
-    counterparty: item.to,
-    metadata: { sentOutside: true },
+    counterparty: direction === 'in' ? item.from : item.to,
+    ...(direction === 'out' ? { metadata: { sentOutside: true } } : {}),
     blockNumber: item.blockNumber,
     blockHash: item.blockHash,
     logIndex: item.logIndex,
@@ -154,7 +157,7 @@ export async function followOnce(
     // wallet's owner) moved it. Recorded so the ledger still adds up.
     if (sender && !sent.submitted.has(hash)) {
       const amount = await amountOf(deps, network, sender, item);
-      if (amount !== 0n) rows.push(outflowRow(network, sender, item, amount));
+      if (amount !== 0n) rows.push(seenTransferRow(network, sender, item, amount, 'out'));
     }
     const wallet = walletByAddress.get(item.to.toLowerCase());
     if (!wallet) continue;
@@ -165,25 +168,7 @@ export async function followOnce(
     if (sent.movedNothing.has(hash)) continue;
     const amount = await amountOf(deps, network, wallet, item);
     if (amount === 0n) continue;
-    rows.push({
-      id: newId(),
-      userId: wallet.userId,
-      walletId: wallet.id,
-      type: 'TRANSFER',
-      direction: 'in',
-      status: 'CONFIRMED',
-      step: 'received',
-      chainId: network.chainId,
-      amount: amount === null ? null : amount.toString(),
-      token: item.token,
-      txHash: item.txHash,
-      fromAddress: item.from,
-      toAddress: item.to,
-      counterparty: item.from,
-      blockNumber: item.blockNumber,
-      blockHash: item.blockHash,
-      logIndex: item.logIndex,
-    });
+    rows.push(seenTransferRow(network, wallet, item, amount, 'in'));
   }
   const recorded = await db.transaction(async (tx) => {
     if (!(await advanceCursor(tx, network.chainId, cursor, toBlock))) return 0;
