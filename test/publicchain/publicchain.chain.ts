@@ -166,6 +166,8 @@ async function expectConfirmedRows(ids: string[], timeoutMs: number): Promise<vo
   const final = await settle(ids, timeoutMs);
   const wrong = final.filter((row) => row.status !== 'CONFIRMED');
   expect(wrong.map((row) => `${row.type} ${row.id} ${row.status} ${row.error_code ?? ''}`)).toEqual([]);
+  // The monitor samples every 250 ms: a row that turned CONFIRMED just before settle read it may not be sampled yet.
+  for (let i = 0; i < 40 && !final.every((row) => headWhenConfirmed.has(row.id)); i++) await sleep(250);
   const client = chain();
   for (const row of final) {
     const receipt = await client.getTransactionReceipt({ hash: row.tx_hash as Hex });
