@@ -135,7 +135,9 @@ describe('letters a sender can trust', () => {
       }),
     );
     await openLetters(page);
-    await page.getByRole('article', { name: 'To Ann One' }).getByRole('button', { name: 'Mail it' }).click();
+    const ann = page.getByRole('article', { name: 'To Ann One' });
+    await ann.getByRole('button', { name: 'Mail it' }).click();
+    await ann.getByRole('button', { name: 'Send to the printer' }).click();
     for (const name of ['To Ann One', 'To Ben Two']) {
       const card = page.getByRole('article', { name });
       await card.getByText('This service has no printing and posting partner set up').waitFor();

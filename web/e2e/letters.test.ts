@@ -163,8 +163,9 @@ describe('letters', () => {
       expect(await local.getByRole('button', { name: 'Mail it' }).count()).toBe(0);
 
       const mailed = page.getByRole('article', { name: 'To Dee Mailed' });
-      await mailed.getByLabel('Delivery').selectOption('tracked');
       await mailed.getByRole('button', { name: 'Mail it' }).click();
+      await mailed.getByLabel('Delivery').selectOption('tracked');
+      await mailed.getByRole('button', { name: 'Send to the printer' }).click();
       await notice(page, 'sent to the printer');
       const after = page.getByRole('article', { name: 'To Dee Mailed' });
       await expect.poll(() => after.getAttribute('data-status')).toBe('MAILED');

@@ -21,7 +21,7 @@ import {
 } from '../dom.ts';
 import { plainError } from '../errors.ts';
 import { longWait } from '../progress.ts';
-import type { Letter, LetterPreview, Transaction, User, Wallet } from '../types.ts';
+import type { Letter, LetterPreview, Page, Transaction, User, Wallet } from '../types.ts';
 import { previewCard, resultCard } from './cards.ts';
 
 const STORAGE_KEY = 'sealpay.claimCode';
@@ -221,6 +221,10 @@ async function nextStep(): Promise<void> {
     await claimedStep();
     return;
   }
+  if (state.user && (await sentBySignedIn())) {
+    ownLetterStep();
+    return;
+  }
   if (!state.user) {
     replace(
       stepSlot,
@@ -241,8 +245,78 @@ async function nextStep(): Promise<void> {
   await walletStep();
 }
 
+/** Live (claimable) letters are the only ones a sender could mistake for a claim; more pages than this are not read. */
+const OWN_LETTER_PAGES = 5;
+
+/**
+ * Whether the signed-in person sent this letter: its code is one of their own live letters' codes (the preview names
+ * no sender, so their sent letters are read). Past OWN_LETTER_PAGES pages of live letters the answer is "no" and the
+ * claim itself answers `cannot_claim_own_letter`; a failed read is "no" for the same reason.
+ */
+async function sentBySignedIn(): Promise<boolean> {
+  try {
+    for (const status of ['ESCROWED', 'MAILED']) {
+      for (let page = 1; page <= OWN_LETTER_PAGES; page++) {
+        const sent = await get<Page<Letter>>(`/transfer/letter${query({ status, page, pageSize: 100 })}`);
+        if (sent.items.some((letter) => letter.claimCode && normalizeCode(letter.claimCode) === state.code))
+          return true;
+        if (page * sent.pageSize >= sent.total) break;
+      }
+    }
+  } catch {
+    return false;
+  }
+  return false;
+}
+
+/** The sender opened their own letter's link: what they can do with it, never a claim form. */
+function ownLetterStep(): void {
+  const headingId = uid('h');
+  const logout = h('button', { type: 'button', class: 'secondary' }, 'Log out');
+  const section = h(
+    'section',
+    { class: 'card own-letter', 'aria-labelledby': headingId, tabindex: -1 },
+    h('h2', { id: headingId }, 'You sent this letter'),
+    h(
+      'p',
+      null,
+      `This is the claim link of your letter to ${state.preview?.recipientName ?? 'its recipient'}. Only the ` +
+        'recipient can claim it: hand over or post the code, the link or the QR.',
+    ),
+    h(
+      'p',
+      null,
+      'To take the amount back, void the letter: the escrowed amount returns to your wallet and the code stops working.',
+    ),
+    h('p', null, h('a', { href: '/#/letters' }, 'Open your letters')),
+    h(
+      'p',
+      { class: 'muted' },
+      `Signed in as ${state.user?.email ?? ''}. Is the recipient claiming on this computer? Log out first.`,
+    ),
+    logout,
+  );
+  logout.addEventListener('click', async () => {
+    logout.disabled = true;
+    try {
+      await post('/auth/logout', undefined, { quiet401: true });
+    } catch (error) {
+      showError(status, plainError(error));
+      enableAgain(logout);
+      return;
+    }
+    state.user = null;
+    await nextStep();
+  });
+  replace(stepSlot, section);
+}
+
 /** Just signed in from this page: a person without a wallet (a new account) claims at once, into a new one. */
 async function afterSignIn(): Promise<void> {
+  if (await sentBySignedIn()) {
+    ownLetterStep();
+    return;
+  }
   const wallets = await ownWallets();
   if (wallets === null) return;
   if (wallets.length > 0) {

@@ -81,45 +81,88 @@ function legLine(name: string, leg: Leg | null): HTMLElement | null {
   );
 }
 
+/** The address as one line, the way the letter card and the mail confirmation show it. */
+function addressLine(letter: Letter): string {
+  const address = letter.recipient.address;
+  return [address.line1, address.line2, address.city, address.region, address.postal, address.countryName]
+    .filter(Boolean)
+    .join(', ');
+}
+
+/**
+ * "Mail it…" opens a confirmation (where, how, what it costs) before anything is sent: a mailed letter cannot be
+ * called back. The interface quotes no postage, so the confirmation says who charges it instead of inventing a price.
+ */
 function mailControls(list: LettersList, letter: Letter, status: HTMLElement): HTMLElement | null {
   if (letter.status !== 'ESCROWED') return null;
   const blocker = mailingBlocker(letter);
   if (blocker) return h('p', { class: 'mail-unavailable' }, blocker);
-  const method = h(
-    'select',
-    null,
-    h('option', { value: 'standard' }, 'Standard (first-class)'),
-    h('option', { value: 'tracked' }, 'Tracked (certified or registered, with tracking)'),
-  );
-  const submit = h('button', { type: 'submit', class: 'secondary' }, 'Mail it');
-  const form = h(
-    'form',
-    { class: 'inline-form', 'aria-label': `Mail the letter for ${letter.recipient.name}` },
-    field('Delivery', method),
-    submit,
-  );
-  onSubmit(form, submit, status, async () => {
-    let data: { letter: Letter };
-    try {
-      data = await post<{ letter: Letter }>(`/transfer/letter/${letter.id}/mail`, {
-        deliveryMethod: method.value,
-      });
-    } catch (error) {
-      if (!(error instanceof ApiError && error.code === 'mail_provider_not_configured')) throw error;
-      // Not this letter's fault: no letter can be mailed here. Every card now says why instead of offering it,
-      // and keyboard focus stays on this letter's card.
-      noteProviderMissing();
-      await list.rebuild();
-      await list.changed(letter.id);
-      return;
-    }
-    showInfo(
-      list.status,
-      `Letter for ${letter.recipient.name} sent to the printer (${data.letter.mail?.deliveryMethod ?? method.value}).`,
+  const slot = h('div', { class: 'mail-controls' });
+  const start = h('button', { type: 'button', class: 'secondary' }, 'Mail it…');
+  start.setAttribute('aria-label', `Mail it: the letter for ${letter.recipient.name}`);
+  const reset = () => replace(slot, start);
+  start.addEventListener('click', () => {
+    const method = h(
+      'select',
+      null,
+      h('option', { value: 'standard' }, 'Standard (first-class)'),
+      h('option', { value: 'tracked' }, 'Tracked (certified or registered, with tracking)'),
     );
-    await list.changed(letter.id);
+    const confirm = h('button', { type: 'submit' }, 'Send to the printer');
+    const cancel = h('button', { type: 'button', class: 'secondary' }, 'Not now');
+    cancel.addEventListener('click', () => {
+      reset();
+      start.focus();
+    });
+    const form = h(
+      'form',
+      {
+        class: 'confirm confirm-neutral',
+        'aria-label': `Confirm mailing the letter for ${letter.recipient.name}`,
+      },
+      h('p', null, `The letter is printed and posted to ${letter.recipient.name}, ${addressLine(letter)}.`),
+      field('Delivery', method),
+      h(
+        'p',
+        { class: 'postage' },
+        'Postage: charged by the print provider to the account this service mails with, at that provider’s ' +
+          'rates (tracked costs more than standard); sealpay does not quote a price. In test mode nothing is ' +
+          'printed, posted or charged, and the card says so.',
+      ),
+      h(
+        'p',
+        null,
+        'A posted letter cannot be called back: voiding it later refunds you and stops its code, but the paper ' +
+          'still arrives.',
+      ),
+      h('div', { class: 'actions' }, confirm, cancel),
+    );
+    onSubmit(form, confirm, status, async () => {
+      let data: { letter: Letter };
+      try {
+        data = await post<{ letter: Letter }>(`/transfer/letter/${letter.id}/mail`, {
+          deliveryMethod: method.value,
+        });
+      } catch (error) {
+        if (!(error instanceof ApiError && error.code === 'mail_provider_not_configured')) throw error;
+        // Not this letter's fault: no letter can be mailed here. Every card now says why instead of offering it,
+        // and keyboard focus stays on this letter's card.
+        noteProviderMissing();
+        await list.rebuild();
+        await list.changed(letter.id);
+        return;
+      }
+      showInfo(
+        list.status,
+        `Letter for ${letter.recipient.name} sent to the printer (${data.letter.mail?.deliveryMethod ?? method.value}).`,
+      );
+      await list.changed(letter.id);
+    });
+    replace(slot, form);
+    method.focus();
   });
-  return form;
+  reset();
+  return slot;
 }
 
 function voidControls(list: LettersList, letter: Letter, status: HTMLElement): HTMLElement | null {
@@ -190,7 +233,6 @@ function voidControls(list: LettersList, letter: Letter, status: HTMLElement): H
 export function letterCard(ctx: Ctx, list: LettersList, letter: Letter): HTMLElement {
   const headingId = uid('letter');
   const status = statusArea();
-  const address = letter.recipient.address;
   const mail = letter.mail;
   const claimed = letter.status === 'CLAIMED';
   const live = LIVE.has(letter.status);
@@ -227,13 +269,7 @@ export function letterCard(ctx: Ctx, list: LettersList, letter: Letter): HTMLEle
       h('dt', null, 'From'),
       h('dd', null, walletName(ctx, letter.sender.walletId)),
       h('dt', null, 'Address'),
-      h(
-        'dd',
-        null,
-        [address.line1, address.line2, address.city, address.region, address.postal, address.countryName]
-          .filter(Boolean)
-          .join(', '),
-      ),
+      h('dd', null, addressLine(letter)),
       h('dt', null, 'Created'),
       h('dd', null, formatTime(letter.createdAt)),
       h('dt', null, 'Expires'),
