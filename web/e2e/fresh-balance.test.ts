@@ -39,9 +39,12 @@ function newestLine(page: Page) {
 /** Answers to `GET /api/v1/{path}` come `ms` late from now on (a slow read, as under load). */
 async function slow(page: Page, path: string, ms: number): Promise<void> {
   await page.route(`**/api/v1/${path}*`, async (route) => {
-    const response = await route.fetch();
+    // The test may have moved on and closed the page meanwhile (its routes then count as handled): a late answer
+    // has no one to go to.
+    const response = await route.fetch().catch(() => null);
+    if (!response) return;
     await new Promise((resolve) => setTimeout(resolve, ms));
-    await route.fulfill({ response });
+    await route.fulfill({ response }).catch(() => undefined);
   });
 }
 
