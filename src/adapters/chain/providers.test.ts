@@ -16,6 +16,7 @@ import {
   type ProviderObserver,
   providerFailure,
   splitRpcUrls,
+  withRounds,
 } from './providers.ts';
 import { devnetChain } from './remote.ts';
 
@@ -172,6 +173,43 @@ describe('RPC_URL as a list of providers', () => {
     expect(providerFailure(error)).toBeNull();
     expect(seen.requests).toEqual([{ position: 1, method: 'eth_getBalance', failure: null }]);
     expect(list.status().every((entry) => entry.available)).toBe(true);
+  });
+
+  it('asks the whole list again, a little later, when every provider failed a read; never after a node answer', async () => {
+    const { observer, seen } = observed();
+    const list = createProviderList({ urls: [proxy.url], chain: devnetChain, observer, backoffMs: 10 });
+    let failuresLeft = 0;
+    // Only the reads under test fail: the list's background probe (eth_blockNumber) goes through as it comes.
+    proxy.decide = (call) => (call.method === 'eth_chainId' && failuresLeft-- > 0 ? 'http_503' : null);
+    try {
+      failuresLeft = 2;
+      const chainId = await withRounds(list.request, 3, 10)({ method: 'eth_chainId', params: [] });
+      expect(Number(chainId)).toBe(EMBEDDED_CHAIN_ID);
+      const asked = seen.requests.filter((request) => request.method === 'eth_chainId');
+      expect(asked.map((request) => request.failure)).toEqual(['http_error', 'http_error', null]);
+
+      failuresLeft = 2;
+      const error = await withRounds(
+        list.request,
+        2,
+        10,
+      )({ method: 'eth_chainId', params: [] }).catch((e: unknown) => e);
+      expect(providerFailure(error)).toBe('http_error');
+
+      seen.requests.length = 0;
+      const answer = await withRounds(
+        list.request,
+        3,
+        10,
+      )({
+        method: 'eth_getBalance',
+        params: ['not an address', 'latest'],
+      }).catch((e: unknown) => e);
+      expect(providerFailure(answer)).toBeNull();
+      expect(seen.requests.filter((request) => request.method === 'eth_getBalance')).toHaveLength(1);
+    } finally {
+      proxy.decide = () => null;
+    }
   });
 
   it('reads through the second provider when the first is gone for good', async () => {

@@ -244,3 +244,23 @@ export function createProviderList(options: ProviderListOptions): ProviderList {
       providers.map((provider) => ({ provider: provider.name, available: provider.failures === 0 })),
   };
 }
+
+/**
+ * `request` asked again while it fails as a provider (every provider of the list failed it), up to `rounds` times in
+ * all, a little later each time: for the clients that have no retry of their own (ethers, under the relayer SDK and
+ * the devnet's mock relayer). One encryption or decryption takes dozens of reads; without it, one read that every
+ * provider happened to fail loses the whole step to the worker's backoff. viem's clients retry through their
+ * transport instead (`retryCount`).
+ */
+export function withRounds(request: Eip1193Request, rounds: number, delayMs = 250): Eip1193Request {
+  return async (args) => {
+    for (let round = 1; ; round++) {
+      try {
+        return await request(args);
+      } catch (error) {
+        if (round >= rounds || !providerFailure(error)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, delayMs * round));
+      }
+    }
+  };
+}

@@ -24,7 +24,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { hardhat, mainnet, sepolia } from 'viem/chains';
 import { AppError, missingSetting } from '../../lib/errors.ts';
 import { createFhevmRail, type FhevmInstanceLike } from '../confidential/fhevm-rail.ts';
-import { createProviderList, type ProviderObserver, splitRpcUrls } from './providers.ts';
+import { createProviderList, type ProviderObserver, splitRpcUrls, withRounds } from './providers.ts';
 import type { ContractAddresses, Network } from './types.ts';
 
 /** A network reached over RPC rather than run in this process. */
@@ -189,7 +189,7 @@ export function createRemoteNetwork(options: RemoteNetworkOptions): Network {
     instancePromise ??= createInstance({
       ...baseConfig,
       // Several providers: the SDK reads the chain through the same failover as everything else.
-      network: rpcUrls.length > 1 && providers ? { request: providers.request } : rpcUrl,
+      network: rpcUrls.length > 1 && providers ? { request: withRounds(providers.request, 3) } : rpcUrl,
       ...(zamaApiKey ? { auth: { __type: 'ApiKeyHeader' as const, value: zamaApiKey } } : {}),
     }).catch((error: unknown) => {
       instancePromise = null;
