@@ -57,9 +57,12 @@ const ACCOUNTS = 6;
 const WORKERS = 2;
 
 const running = new Set<ServiceProcess>();
+/** Every process the run started, in order (the workers of (e) replace the first ones): for a failure's report. */
+const started: { name: string; service: ServiceProcess }[] = [];
 async function start(options: Parameters<typeof spawnService>[0]): Promise<ServiceProcess> {
   const service = await spawnService(options);
   running.add(service);
+  started.push({ name: `${options.command ?? 'start'} #${started.length + 1}`, service });
   void service.exited.then(() => running.delete(service));
   return service;
 }
@@ -181,6 +184,64 @@ async function expectConfirmedRows(ids: string[], timeoutMs: number): Promise<vo
     ).toBeGreaterThanOrEqual(needed);
   }
   await expectNoNonceGap();
+}
+
+/**
+ * A failed invariant is printed with what the service stored about it, so that a rare failure in CI can be read
+ * from its log alone (the run's database is dropped afterwards): the chain transactions the problems name (the
+ * submission, its purpose and nonce, and every attempt), the ledger rows of the same submissions and of their
+ * batches, and the warnings of every process.
+ */
+async function explainProblems(problems: string[]): Promise<void> {
+  const hashes = [...new Set(problems.join(' ').match(/0x[0-9a-fA-F]{64}/g) ?? [])].map((h) =>
+    h.toLowerCase(),
+  );
+  const lines: string[] = [`public chain: ${problems.length} problems; what the service stored about them:`];
+  const chainClient = chain();
+  for (const hash of hashes) {
+    const mined = await chainClient.getTransactionReceipt({ hash: hash as Hex }).catch(() => null);
+    const tx = await chainClient.getTransaction({ hash: hash as Hex }).catch(() => null);
+    lines.push(
+      `chain ${hash}: from ${tx?.from} nonce ${tx?.nonce} to ${tx?.to}, block ${mined?.blockNumber} ${mined?.status}`,
+    );
+    const submissions = await rows<Record<string, unknown>>(
+      database.db,
+      sql`select s.id, s.transaction_id, s.purpose, s.from_address, s.nonce, s.status, s.tx_hash, s.block_number
+          from chain_submissions s
+          where s.id in (select submission_id from chain_submission_attempts where lower(tx_hash) = ${hash})
+             or lower(s.tx_hash) = ${hash}`,
+    );
+    if (submissions.length === 0) lines.push('  no stored submission or attempt has this hash');
+    for (const submission of submissions) {
+      lines.push(`  submission ${JSON.stringify(submission)}`);
+      const attempts = await rows<Record<string, unknown>>(
+        database.db,
+        sql`select tx_hash, sent_block, created_at from chain_submission_attempts
+            where submission_id = ${submission.id as string} order by created_at`,
+      );
+      for (const attempt of attempts) lines.push(`    attempt ${JSON.stringify(attempt)}`);
+      const ledger = await rows<Record<string, unknown>>(
+        database.db,
+        sql`select id, type, status, step, wallet_id, to_address, amount, tx_hash, batch_id, batch_leg, attempts,
+                   log_index, created_at, updated_at
+            from transactions
+            where id = ${submission.transaction_id as string} or batch_id = ${submission.transaction_id as string}
+               or lower(tx_hash) = ${hash}
+            order by created_at`,
+      );
+      for (const row of ledger) lines.push(`    row ${JSON.stringify(row)}`);
+    }
+  }
+  for (const { name, service } of started) {
+    const notable = service
+      .output()
+      .split('\n')
+      .filter((line) => /"level":(40|50|60)/.test(line))
+      .map((line) => line.slice(0, 400));
+    if (notable.length > 0)
+      lines.push(`${name} (last warnings of its last 200 lines):`, ...notable.slice(-40));
+  }
+  console.info(lines.join('\n'));
 }
 
 async function expectNoNonceGap(): Promise<void> {
@@ -414,6 +475,8 @@ describe(`the worker on a public-like chain: 1 s blocks, two faulty providers (s
       wallets: accounts.map((account) => account.wallet),
     });
     console.info(`public chain (seed ${SEED}):`, JSON.stringify(report.counts));
+    if (report.problems.length > 0)
+      await explainProblems(report.problems).catch((error) => console.info('could not explain:', error));
     expect(report.problems).toEqual([]);
 
     // Every transaction on the chain since the baseline is an attempt the service stored before broadcasting (a
