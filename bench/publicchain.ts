@@ -14,8 +14,18 @@
  * Gas is read from the receipts of the transactions the transfers' hashes name (a batch's legs share one).
  */
 import { randomBytes } from 'node:crypto';
-import { createPublicClient, type Hex, http, parseGwei } from 'viem';
+import {
+  type Address,
+  createPublicClient,
+  getAddress,
+  type Hex,
+  http,
+  type PublicClient,
+  parseGwei,
+} from 'viem';
+import { confidentialTokenAbi, transferBatcherAbi } from '../src/adapters/chain/contracts.ts';
 import { devnetChain } from '../src/adapters/chain/remote.ts';
+import { hostArtifact, resolveHostAddresses } from '../src/adapters/confidential/fhevm-host.ts';
 import {
   type Client,
   createWallet,
@@ -34,6 +44,7 @@ import {
   waitReady,
   waitTerminal,
 } from '../test/faults/service.ts';
+import { gasProfile, type NamedContract } from './gas-profile.ts';
 import { post } from './startup.ts';
 
 const WALLETS = 10;
@@ -68,6 +79,13 @@ export interface PublicChainResult {
   /** Gas per transfer batched (calm) / alone. */
   batchedToAlone: number;
   batchedTarget: number;
+  /**
+   * Where the gas of a transfer goes (`debug_traceTransaction`): one batch transaction of the calm run divided by its
+   * legs, beside one transfer sent alone; by `Contract.function`, largest first.
+   */
+  profile: { part: string; batchedPerTransfer: number; alone: number }[];
+  /** Legs of the batch transaction profiled. */
+  profiledLegs: number;
   notes: string[];
 }
 
@@ -199,7 +217,11 @@ export async function runPublicChainBench(): Promise<PublicChainResult> {
     await sleep(3000);
     let ids = await queue(PER_WALLET);
     let started = Date.now();
-    const calm = await figures(ids, await follow(ids, started + SPIKE_MS, started + 180_000));
+    const calmOutcome = await follow(ids, started + SPIKE_MS, started + 180_000);
+    const calm = await figures(ids, calmOutcome);
+    const profileNotes: string[] = [];
+    const named = await namedContracts(chain as PublicClient, settings);
+    const calmTrace = await traceNow(chain as PublicClient, named, calmOutcome.transfers, profileNotes);
 
     // 2. Spike: queued and signed at the calm price while no block is mined (so that none is mined before the
     // spike, however slow the machine), then ten times that price from the next block, for 60 s.
@@ -233,10 +255,14 @@ export async function runPublicChainBench(): Promise<PublicChainResult> {
     })();
     ids = await queue(ALONE / WALLETS);
     started = Date.now();
-    const alone = await figures(ids, await follow(ids, started + SPIKE_MS, started + 180_000));
+    const aloneOutcome = await follow(ids, started + SPIKE_MS, started + 180_000);
+    const alone = await figures(ids, aloneOutcome);
     holding = false;
     await aloneHolder;
 
+    const aloneTrace = await traceNow(chain as PublicClient, named, aloneOutcome.transfers, profileNotes);
+    const profile = profileOf(calmTrace, aloneTrace);
+    const profiledLegs = profile.length > 0 ? (calmTrace?.legs ?? 0) : 0;
     const round = (value: number) => Math.round(value * 1000) / 1000;
     return {
       calm,
@@ -250,13 +276,88 @@ export async function runPublicChainBench(): Promise<PublicChainResult> {
         : 0,
       batchedToAlone: alone.gasPerTransfer ? round(calm.gasPerTransfer / alone.gasPerTransfer) : 0,
       batchedTarget: round(1 / 3),
+      profile,
+      profiledLegs,
       notes: [
         `base fee held at ${CALM_FEE / 10n ** 9n} gwei (calm, alone) and ${SPIKE_FEE / 10n ** 9n} gwei (spike, ${SPIKE_MS / 1000} s from the block after the transfers were queued)`,
         `the calm run's transfers went in ${calm.transactions} transactions; alone, ${alone.transactions} for ${alone.confirmed}`,
         'fee = gasUsed × effectiveGasPrice of each transaction, per confirmed transfer',
+        ...profileNotes,
       ],
     };
   } finally {
     for (const process of running.reverse()) await kill9(process).catch(() => undefined);
   }
+}
+
+/** The contracts a gas profile names: the token, the batcher and the fhEVM host contracts. */
+async function namedContracts(
+  chain: PublicClient,
+  settings: Record<string, string>,
+): Promise<Map<Address, NamedContract>> {
+  const host = await resolveHostAddresses(chain);
+  return new Map<Address, NamedContract>([
+    [
+      getAddress(settings.CONFIDENTIAL_TOKEN_ADDRESS as string),
+      { name: 'cSTABLE', abi: confidentialTokenAbi },
+    ],
+    [
+      getAddress(settings.TRANSFER_BATCHER_ADDRESS as string),
+      { name: 'TransferBatcher', abi: transferBatcherAbi },
+    ],
+    [getAddress(host.executor), { name: 'FHEVMExecutor', abi: hostArtifact('FHEVMExecutor').abi }],
+    [getAddress(host.acl), { name: 'ACL', abi: hostArtifact('ACL').abi }],
+    [getAddress(host.inputVerifier), { name: 'InputVerifier', abi: hostArtifact('InputVerifier').abi }],
+    [getAddress(host.hcuLimit), { name: 'HCULimit', abi: hostArtifact('HCULimit').abi }],
+    [getAddress(host.kmsVerifier), { name: 'KMSVerifier', abi: hostArtifact('KMSVerifier').abi }],
+  ]);
+}
+
+/** The confirmed transfers' transaction with the most of them (a batch's legs share one), and how many. */
+function biggestTransaction(transfers: { status: string; txHash?: string | null }[]): [Hex, number] | null {
+  const legs = new Map<Hex, number>();
+  for (const transfer of transfers) {
+    if (transfer.status !== 'CONFIRMED' || !transfer.txHash) continue;
+    const hash = transfer.txHash as Hex;
+    legs.set(hash, (legs.get(hash) ?? 0) + 1);
+  }
+  return [...legs].sort((a, b) => b[1] - a[1])[0] ?? null;
+}
+
+/**
+ * Traces the phase's biggest transaction at once (the devnet keeps the state of recent blocks only: a trace minutes
+ * later answers "resource not found"); null, with the reason in `notes`, when it cannot.
+ */
+async function traceNow(
+  chain: PublicClient,
+  named: Map<Address, NamedContract>,
+  transfers: { status: string; txHash?: string | null }[],
+  notes: string[],
+): Promise<{ parts: Map<string, bigint>; legs: number } | null> {
+  const biggest = biggestTransaction(transfers);
+  if (!biggest) return null;
+  try {
+    return { parts: await gasProfile(chain, biggest[0], named), legs: biggest[1] };
+  } catch (error) {
+    notes.push(
+      `no gas profile: debug_traceTransaction ${biggest[0]} failed (${(error as Error).message.split('\n')[0]})`,
+    );
+    return null;
+  }
+}
+
+/** The batched profile per leg beside the alone one, by `Contract.function`, largest alone first. */
+function profileOf(
+  batched: { parts: Map<string, bigint>; legs: number } | null,
+  alone: { parts: Map<string, bigint>; legs: number } | null,
+): PublicChainResult['profile'] {
+  if (!batched || !alone) return [];
+  const parts = new Set([...batched.parts.keys(), ...alone.parts.keys()]);
+  return [...parts]
+    .map((part) => ({
+      part,
+      batchedPerTransfer: Math.round(Number(batched.parts.get(part) ?? 0n) / batched.legs),
+      alone: Number(alone.parts.get(part) ?? 0n),
+    }))
+    .sort((a, b) => b.alone - a.alone || b.batchedPerTransfer - a.batchedPerTransfer);
 }

@@ -324,6 +324,20 @@ if (results.publicchain) {
     `gas per transfer batched / alone ${p.batchedToAlone} (target ≤ ${p.batchedTarget}): ${verdict(p.batchedToAlone > 0 && p.batchedToAlone <= p.batchedTarget)}`,
     ...p.notes.map((note) => `  · ${note}`),
   );
+  if (p.profile.length > 0) {
+    const sum = (pick: (part: (typeof p.profile)[number]) => number) =>
+      p.profile.reduce((total, part) => total + pick(part), 0);
+    out.push(
+      table(
+        `j. Where a confidential transfer's gas goes (debug_traceTransaction): a batch of ${p.profiledLegs} per leg, beside one alone`,
+        ['contract.function (own gas)', 'batched, per transfer', 'alone'],
+        [
+          ...p.profile.map((part) => [part.part, part.batchedPerTransfer, part.alone]),
+          ['total', sum((part) => part.batchedPerTransfer), sum((part) => part.alone)],
+        ],
+      ),
+    );
+  }
 }
 out.push(
   `\nparts took ${Object.entries(results.partSeconds)
