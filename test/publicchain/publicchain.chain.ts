@@ -222,7 +222,7 @@ async function explainProblems(problems: string[]): Promise<void> {
       for (const attempt of attempts) lines.push(`    attempt ${JSON.stringify(attempt)}`);
       const ledger = await rows<Record<string, unknown>>(
         database.db,
-        sql`select id, type, status, step, wallet_id, to_address, amount, tx_hash, batch_id, batch_leg, attempts,
+        sql`select id, type, status, step, wallet_id, from_address, to_address, amount_base_units, tx_hash, batch_id, batch_leg, attempts,
                    log_index, created_at, updated_at
             from transactions
             where id = ${submission.transaction_id as string} or batch_id = ${submission.transaction_id as string}
