@@ -9,7 +9,7 @@
  * Everything targets 127.0.0.1; each part is bounded to well under two minutes on a 2-core machine.
  * `npm run bench -- auth startup` runs only the named parts.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { type AuthResult, runAuthBench } from './auth.ts';
 import { type BatchingResult, runBatchingBench } from './batching.ts';
@@ -98,7 +98,21 @@ results.batching = await part('batching', () => runBatchingBench(results.proofs)
 results.paging = await part('paging', () => runPagingBench());
 results.claims = await part('claims', () => runClaimsBench());
 results.publicchain = await part('publicchain', () => runPublicChainBench());
-writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
+/**
+ * The file keeps every part's latest run: a run of some parts (`npm run bench -- publicchain`) replaces theirs and
+ * leaves the others' as they were (`date` and `machine` are this run's; `partSeconds` says which parts it ran).
+ */
+function mergedWithEarlierParts(ran: Results): Results {
+  let earlier: Partial<Results> = {};
+  try {
+    earlier = JSON.parse(readFileSync(RESULTS, 'utf8')) as Partial<Results>;
+  } catch {
+    // No earlier results (or unreadable ones): this run's alone.
+  }
+  const fresh = Object.fromEntries(Object.entries(ran).filter(([, value]) => value !== undefined));
+  return { ...earlier, ...fresh, partSeconds: { ...earlier.partSeconds, ...ran.partSeconds } } as Results;
+}
+writeFileSync(RESULTS, `${JSON.stringify(mergedWithEarlierParts(results), null, 2)}\n`);
 
 const out: string[] = [
   `sealpay bench, ${results.date}, Node ${results.machine.node}, ${results.machine.cpus} × ${results.machine.cpuModel}`,
