@@ -363,6 +363,14 @@ async function anyKnownToChain(
 /**
  * A stored signature whose nonce the chain has already used for another transaction can never be mined: it is
  * deleted (under the address's nonce lock) and true is returned. Anything less certain leaves it alone.
+ *
+ * The nonce is read as used both before and after none of the attempts is found: a reorganization between two
+ * reads can take the block holding one of them away (anvil drops its transactions; a public chain may too), so
+ * "used, then not known" is no proof that another transaction took the nonce. With the second read the block is
+ * either still there (the attempt is known) or gone (the nonce reads free again). On a single read, a batch could
+ * be signed again at a new nonce while a worker that still held the first bytes broadcast them again, and both
+ * would mine: the likeliest reading of the one public-chain run (seed 354137798) that found double effects, not a
+ * reproduced one.
  */
 async function withdrawDeadSignature(
   deps: Deps,
@@ -371,9 +379,10 @@ async function withdrawDeadSignature(
 ): Promise<boolean> {
   const from = submission.fromAddress;
   return deps.database.withLock(nonceLockKey(from), async (db) => {
-    const used = await network.publicClient.getTransactionCount({ address: from, blockTag: 'latest' });
-    if (used <= submission.nonce) return false;
+    const used = () => network.publicClient.getTransactionCount({ address: from, blockTag: 'latest' });
+    if ((await used()) <= submission.nonce) return false;
     if (await anyKnownToChain(network, await listAttempts(db, submission.id))) return false;
+    if ((await used()) <= submission.nonce) return false;
     await deleteSubmission(db, submission.id);
     return true;
   });
