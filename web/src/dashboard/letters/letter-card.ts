@@ -90,6 +90,31 @@ function addressLine(letter: Letter): string {
 }
 
 /**
+ * A start button that gives way, in its place, to a confirmation form; the form's cancel button (`cancelLabel`) puts
+ * the start button back, focused. `open` builds the form around that cancel button and names what takes focus.
+ */
+function confirmStep(
+  slotClass: string,
+  start: HTMLButtonElement,
+  cancelLabel: string,
+  open: (cancel: HTMLButtonElement) => { form: HTMLFormElement; focus: HTMLElement },
+): HTMLElement {
+  const slot = h('div', { class: slotClass });
+  start.addEventListener('click', () => {
+    const cancel = h('button', { type: 'button', class: 'secondary' }, cancelLabel);
+    cancel.addEventListener('click', () => {
+      replace(slot, start);
+      start.focus();
+    });
+    const { form, focus } = open(cancel);
+    replace(slot, form);
+    focus.focus();
+  });
+  replace(slot, start);
+  return slot;
+}
+
+/**
  * "Mail it…" opens a confirmation (where, how, what it costs) before anything is sent: a mailed letter cannot be
  * called back. The interface quotes no postage, so the confirmation says who charges it instead of inventing a price.
  */
@@ -97,11 +122,9 @@ function mailControls(list: LettersList, letter: Letter, status: HTMLElement): H
   if (letter.status !== 'ESCROWED') return null;
   const blocker = mailingBlocker(letter);
   if (blocker) return h('p', { class: 'mail-unavailable' }, blocker);
-  const slot = h('div', { class: 'mail-controls' });
   const start = h('button', { type: 'button', class: 'secondary' }, 'Mail it…');
   start.setAttribute('aria-label', `Mail it: the letter for ${letter.recipient.name}`);
-  const reset = () => replace(slot, start);
-  start.addEventListener('click', () => {
+  return confirmStep('mail-controls', start, 'Not now', (cancel) => {
     const method = h(
       'select',
       null,
@@ -109,11 +132,6 @@ function mailControls(list: LettersList, letter: Letter, status: HTMLElement): H
       h('option', { value: 'tracked' }, 'Tracked (certified or registered, with tracking)'),
     );
     const confirm = h('button', { type: 'submit' }, 'Send to the printer');
-    const cancel = h('button', { type: 'button', class: 'secondary' }, 'Not now');
-    cancel.addEventListener('click', () => {
-      reset();
-      start.focus();
-    });
     const form = h(
       'form',
       {
@@ -158,28 +176,18 @@ function mailControls(list: LettersList, letter: Letter, status: HTMLElement): H
       );
       await list.changed(letter.id);
     });
-    replace(slot, form);
-    method.focus();
+    return { form, focus: method };
   });
-  reset();
-  return slot;
 }
 
 function voidControls(list: LettersList, letter: Letter, status: HTMLElement): HTMLElement | null {
   if (letter.status !== 'ESCROWED' && letter.status !== 'MAILED') return null;
-  const slot = h('div', { class: 'void' });
   const start = h('button', { type: 'button', class: 'danger' }, 'Void…');
   start.setAttribute('aria-label', `Void the letter for ${letter.recipient.name}`);
-  const reset = () => replace(slot, start);
-  start.addEventListener('click', () => {
+  return confirmStep('void', start, 'Keep the letter', (cancel) => {
     const mailed = letter.status === 'MAILED';
     const ack = h('input', { type: 'checkbox', id: uid('ack') });
     const confirm = h('button', { type: 'submit', class: 'danger' }, 'Void and refund');
-    const cancel = h('button', { type: 'button', class: 'secondary' }, 'Keep the letter');
-    cancel.addEventListener('click', () => {
-      reset();
-      start.focus();
-    });
     const form = h(
       'form',
       { class: 'confirm', 'aria-label': 'Confirm void' },
@@ -222,11 +230,8 @@ function voidControls(list: LettersList, letter: Letter, status: HTMLElement): H
         enableAgain(confirm);
       }
     });
-    replace(slot, form);
-    (mailed ? ack : confirm).focus();
+    return { form, focus: mailed ? ack : confirm };
   });
-  reset();
-  return slot;
 }
 
 /** One letter: its facts, mail tracking, code and legs, and what its sender can do with it (PDF, mail, void). */
