@@ -2,14 +2,18 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { eq } from 'drizzle-orm';
 import pg from 'pg';
 import { createPublicClient, custom } from 'viem';
+import { decryptConfidentialBalance } from '../src/adapters/confidential/helpers.ts';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { type Database, openDatabase } from '../src/db/client.ts';
+import { wallets } from '../src/db/schema/index.ts';
 import type { Deps } from '../src/deps.ts';
 import type { App } from '../src/http/types.ts';
 import { type Clock, ManualClock } from '../src/lib/time.ts';
+import { openWalletKey } from '../src/modules/wallets/custody.ts';
 import { closeDeps, createDeps } from '../src/runtime.ts';
 import { startWorker } from '../src/worker/worker.ts';
 
@@ -216,4 +220,11 @@ export async function listenOnLoopback(app: App): Promise<string> {
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('the app is not listening on TCP');
   return `http://127.0.0.1:${address.port}`;
+}
+
+/** A custodial wallet's confidential balance as the chain holds it, decrypted with the wallet's own key. */
+export async function confidentialBalanceOnChain(deps: Deps, walletId: string): Promise<bigint> {
+  const [wallet] = await deps.database.db.select().from(wallets).where(eq(wallets.id, walletId));
+  if (!wallet || !deps.network) throw new Error('no such wallet, or no chain');
+  return decryptConfidentialBalance(deps.network, openWalletKey(deps.keyring, wallet));
 }

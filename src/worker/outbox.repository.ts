@@ -2,7 +2,7 @@
  * The transactions table as the worker's queue: leases, guarded status moves, retries. Rows are created by the
  * feature modules (`transactions.repository.ts`); from then on they move only through here.
  */
-import { and, asc, eq, getTableColumns, inArray, ne, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, inArray, isNull, ne, or, type SQL, sql } from 'drizzle-orm';
 import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { Hex } from 'viem';
 import { type Database, type DbOrTx, rows } from '../db/client.ts';
@@ -249,8 +249,9 @@ export async function releaseAllLeases(db: DbOrTx): Promise<number> {
 }
 
 /**
- * Makes the rows one batch, named by the first row's id, in the order given: each row still QUEUED and in no batch
- * joins (at the next position); one that moved meanwhile is left out. Returns the ids that joined, in order. One
+ * Makes the rows one batch, named by the first row's id, in the order given: each row still QUEUED at step `start`
+ * and in no batch joins (at the next position); one that moved meanwhile, or that goes alone (`claimGoingAlone`),
+ * is left out. Returns the ids that joined, in order. One
  * statement: the joining rows are locked before they are numbered, so a row that moves meanwhile is left out
  * before the positions are counted, never after (no gap). A batch whose first row did not join would be named by a
  * row outside it: then there is no batch.
@@ -268,7 +269,7 @@ export async function assignBatch(db: DbOrTx, ids: readonly string[]): Promise<s
     sql`with wanted (id, position) as (values ${wanted}),
         joining as (
           select id from transactions
-          where id in (select id from wanted) and status = 'QUEUED' and batch_id is null
+          where id in (select id from wanted) and status = 'QUEUED' and step = 'start' and batch_id is null
           order by id
           for update),
         numbered as (
@@ -329,6 +330,23 @@ export function deferLeased(
   until: Date,
 ): Promise<void> {
   return updateLeased(db, leased, { nextAttemptAt: until });
+}
+
+/**
+ * A transfer about to go out on its own takes step `alone` (once past `start`, it keeps its step) unless a batch
+ * took it first; false when one did. `assignBatch` takes only rows at step `start` with no batch, so the two never
+ * both succeed, whatever the workers' leases say: each is one statement on the row itself, and on PostgreSQL the
+ * second to arrive waits for the first's row lock and then reads the row as the first left it. A worker whose
+ * lease lapsed (its copy of the row is old) and the worker that took the row over can then never carry one
+ * transfer twice, once in a batch and once alone.
+ */
+export async function claimGoingAlone(db: DbOrTx, id: string): Promise<boolean> {
+  const claimed = await db
+    .update(transactions)
+    .set({ step: sql`case when ${transactions.step} = 'start' then 'alone' else ${transactions.step} end` })
+    .where(and(eq(transactions.id, id), isNull(transactions.batchId)))
+    .returning({ id: transactions.id });
+  return claimed.length > 0;
 }
 
 /** The legs of a batch, in their order. */

@@ -369,8 +369,7 @@ async function anyKnownToChain(
  * "used, then not known" is no proof that another transaction took the nonce. With the second read the block is
  * either still there (the attempt is known) or gone (the nonce reads free again). On a single read, a batch could
  * be signed again at a new nonce while a worker that still held the first bytes broadcast them again, and both
- * would mine: the likeliest reading of the one public-chain run (seed 354137798) that found double effects, not a
- * reproduced one.
+ * would mine.
  */
 async function withdrawDeadSignature(
   deps: Deps,

@@ -89,20 +89,25 @@ export async function processBatch(deps: Deps, claimed: TransactionRow[], logger
     return;
   }
   const ctx = operationContext(deps, logger);
+  // Renewed until the last row that goes alone has run: those run one after another, and a lease left to lapse
+  // meanwhile let another worker batch a row this one then also sent alone (`claimGoingAlone` now refuses that
+  // too). A released row's renewal matches no lease and changes nothing.
   const renewal = renewLeases(deps, rows, logger);
-  let alone: TransactionRow[] = [];
   try {
-    alone = await batch.run(ctx, rows);
-    const done = rows.filter((row) => !alone.includes(row));
-    await updateLeased(deps.database.db, done, { leaseOwner: null, leaseUntil: null });
-  } catch (error) {
-    // Each row is then what it would be after a fault of its own: retried later, or resumed from its batch.
-    await Promise.all(rows.map((row) => recover(ctx, row, error, logger)));
+    let alone: TransactionRow[] = [];
+    try {
+      alone = await batch.run(ctx, rows);
+      const done = rows.filter((row) => !alone.includes(row));
+      await updateLeased(deps.database.db, done, { leaseOwner: null, leaseUntil: null });
+    } catch (error) {
+      // Each row is then what it would be after a fault of its own: retried later, or resumed from its batch.
+      await Promise.all(rows.map((row) => recover(ctx, row, error, logger)));
+    }
+    // Sent one after another: rows of one wallet take that wallet's nonces in order either way.
+    for (const row of alone) await processRow(deps, row, logger);
   } finally {
     clearInterval(renewal);
   }
-  // Sent one after another: rows of one wallet take that wallet's nonces in order either way.
-  for (const row of alone) await processRow(deps, row, logger);
 }
 
 /**

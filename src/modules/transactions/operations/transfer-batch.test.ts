@@ -3,6 +3,7 @@ import type { Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Caller,
+  confidentialBalanceOnChain,
   createTestContext,
   postData,
   signup,
@@ -11,7 +12,7 @@ import {
 } from '../../../../test/harness.ts';
 import { sendTransactionOrThrow } from '../../../adapters/chain/tx.ts';
 import type { Network } from '../../../adapters/chain/types.ts';
-import { decryptConfidentialBalance, encodeSetOperator } from '../../../adapters/confidential/helpers.ts';
+import { encodeSetOperator } from '../../../adapters/confidential/helpers.ts';
 import { chainSubmissions, transactions, wallets } from '../../../db/schema/index.ts';
 import { openWalletKey } from '../../wallets/custody.ts';
 
@@ -66,11 +67,8 @@ function rowsOf(queued: { transaction: { id: string } }[]) {
     );
 }
 
-/** The confidential balance the chain holds for a custodial wallet, decrypted with its own key. */
-async function chainBalance(walletId: string): Promise<bigint> {
-  const [wallet] = await ctx.deps.database.db.select().from(wallets).where(eq(wallets.id, walletId));
-  if (!wallet || !ctx.deps.network) throw new Error('no wallet or network');
-  return decryptConfidentialBalance(ctx.deps.network, openWalletKey(ctx.deps.keyring, wallet));
+function chainBalance(walletId: string): Promise<bigint> {
+  return confidentialBalanceOnChain(ctx.deps, walletId);
 }
 
 describe('confidential transfers in batches', () => {

@@ -5,10 +5,10 @@ import {
 } from '../../../adapters/confidential/helpers.ts';
 import type { TransactionRow } from '../../../db/schema/index.ts';
 import type { Operation, OperationContext } from '../../../deps.ts';
-import { findTransactionById, transition } from '../../../worker/outbox.repository.ts';
+import { claimGoingAlone, findTransactionById, transition } from '../../../worker/outbox.repository.ts';
 import { amountOf, blockFields, fail, markSubmitted, recipientOf } from '../../../worker/steps.ts';
 import { TRANSFER_PURPOSE } from '../../../worker/submissions.repository.ts';
-import { settle, submitOnce } from '../../../worker/submissions.ts';
+import { AwaitingChain, settle, submitOnce } from '../../../worker/submissions.ts';
 import { spendingWallet } from '../../wallets/wallets.service.ts';
 import {
   canJoinTransferBatch,
@@ -24,6 +24,9 @@ import {
  */
 const CONFIDENTIAL_TRANSFER_GAS = 800_000n;
 
+/** How soon a leg whose batch another run drives is looked at again (a block or so: the batch is on its way). */
+const BATCH_WAIT_MS = 1000;
+
 /** cSTABLE to an address, the amount encrypted; verified by decrypting what the receipt says moved. */
 async function runTransfer(ctx: OperationContext, claimed: TransactionRow): Promise<void> {
   const { db } = ctx.deps.database;
@@ -31,12 +34,21 @@ async function runTransfer(ctx: OperationContext, claimed: TransactionRow): Prom
   if (row.batchId) {
     // A leg of a batch, resumed after a crash or a fault: the batch is driven from its first leg; the others wait.
     if (!(await drivesItsBatch(ctx, row))) {
-      throw new Error(`transfer ${row.id} waits for its batch, driven from its first leg ${row.batchId}`);
+      // Not a fault: no attempt is counted and nothing is logged; the first leg's run settles every leg.
+      throw new AwaitingChain(
+        `transfer ${row.id} waits for its batch, driven from its first leg ${row.batchId}`,
+        BATCH_WAIT_MS,
+      );
     }
     if ((await driveBatch(ctx, row.batchId)) === 'settled') return;
     const requeued = await findTransactionById(db, row.id);
     if (requeued?.status !== 'QUEUED') return;
     row = requeued;
+  }
+  // This run's copy of the row may be old (a lease that lapsed while the worker drove other rows): if a batch took
+  // the row meanwhile, that batch carries it, and signing it alone as well would move the money twice.
+  if (!(await claimGoingAlone(db, row.id))) {
+    throw new AwaitingChain(`transfer ${row.id} joined a batch meanwhile: the batch carries it`, 0);
   }
   await resumeOperatorGrant(ctx, row);
   const { wallet, key, gasTxHash } = await spendingWallet(ctx, row);
