@@ -48,6 +48,11 @@ async function runTransfer(ctx: OperationContext, claimed: TransactionRow): Prom
   // This run's copy of the row may be old (a lease that lapsed while the worker drove other rows): if a batch took
   // the row meanwhile, that batch carries it, and signing it alone as well would move the money twice.
   if (!(await claimGoingAlone(db, row.id))) {
+    // Worth an operator's look: a lease lapsed while its worker still held the row (a stall, a slow database).
+    ctx.logger?.warn(
+      { transactionId: row.id, batchId: (await findTransactionById(db, row.id))?.batchId },
+      'a transfer about to go alone had joined a batch meanwhile: not sent again (its lease had lapsed)',
+    );
     throw new AwaitingChain(`transfer ${row.id} joined a batch meanwhile: the batch carries it`, 0);
   }
   await resumeOperatorGrant(ctx, row);
