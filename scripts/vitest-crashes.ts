@@ -1,6 +1,6 @@
 /**
  * Reads a `vitest run` output for the one failure `scripts/vitest.ts` runs again: a test file whose process died
- * under it (a V8 abort under PGlite, nodejs/node#64500) while no test failed.
+ * under it (V8 crashing under PGlite, nodejs/node#64500) while no test failed.
  */
 import { stripVTControlCharacters } from 'node:util';
 

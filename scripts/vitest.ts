@@ -2,10 +2,11 @@
  * `vitest run` for `npm test` and `npm run test:pg`, which runs a test file once more when, and only when, the
  * process running it died under it while no test failed.
  *
- * PGlite's WebAssembly can trip a V8 check in Node's JIT-page tracking ("Check failed: jit_page.has_value()", a
- * SIGTRAP; nodejs/node#64500, open upstream on Node 22 to 26). It kills the fork that runs the file. Vitest then
- * reports "Worker exited unexpectedly … while running test file F" as an unhandled error, and the whole run fails
- * although no test did. Seen once in the full suite here (`src/runtime.test.ts`, stop 35).
+ * PGlite's WebAssembly can crash V8: a failed check in Node's JIT-page tracking ("Check failed:
+ * jit_page.has_value()", a SIGTRAP) or a SIGSEGV (nodejs/node#64500, open upstream on Node 22 to 26). It kills
+ * the fork that runs the file. Vitest then reports "Worker exited unexpectedly … while running test file F" as an
+ * unhandled error, and the whole run fails although no test did. Seen twice in this stop's two full suites here (`src/runtime.test.ts`, SIGTRAP;
+ * `src/http/metrics.test.ts`, SIGSEGV).
  *
  * Such files are run again, once (`onlyCrashes`). That happens only when the run's every error is such a crash,
  * no test failed, and the run was the whole suite (no arguments). Any failing test, any other unhandled error, or
@@ -40,7 +41,7 @@ const crashed = code !== 0 && args.length === 0 ? onlyCrashes(first.output) : nu
 if (crashed) {
   console.info(
     `\n[scripts/vitest.ts] no test failed, but the process running ${crashed.join(', ')} crashed ` +
-      '(a V8 abort under PGlite, nodejs/node#64500): running it once more\n',
+      '(V8 under PGlite, nodejs/node#64500): running it once more\n',
   );
   code = (await vitest(crashed)).code;
 }
