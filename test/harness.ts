@@ -2,18 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eq } from 'drizzle-orm';
 import pg from 'pg';
 import { createPublicClient, custom } from 'viem';
 import { decryptConfidentialBalance } from '../src/adapters/confidential/helpers.ts';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { type Database, openDatabase } from '../src/db/client.ts';
-import { wallets } from '../src/db/schema/index.ts';
 import type { Deps } from '../src/deps.ts';
 import type { App } from '../src/http/types.ts';
 import { type Clock, ManualClock } from '../src/lib/time.ts';
 import { openWalletKey } from '../src/modules/wallets/custody.ts';
+import { findWalletById } from '../src/modules/wallets/wallets.repository.ts';
 import { closeDeps, createDeps } from '../src/runtime.ts';
 import { startWorker } from '../src/worker/worker.ts';
 
@@ -224,7 +223,7 @@ export async function listenOnLoopback(app: App): Promise<string> {
 
 /** A custodial wallet's confidential balance as the chain holds it, decrypted with the wallet's own key. */
 export async function confidentialBalanceOnChain(deps: Deps, walletId: string): Promise<bigint> {
-  const [wallet] = await deps.database.db.select().from(wallets).where(eq(wallets.id, walletId));
+  const wallet = await findWalletById(deps.database.db, walletId);
   if (!wallet || !deps.network) throw new Error('no such wallet, or no chain');
   return decryptConfidentialBalance(deps.network, openWalletKey(deps.keyring, wallet));
 }

@@ -8,21 +8,18 @@ import { eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Caller,
+  confidentialBalanceOnChain,
   createTestContext,
   signup,
   type TestContext,
   waitForStatus,
 } from '../../../../test/harness.ts';
 import type { Network } from '../../../adapters/chain/types.ts';
-import {
-  decryptConfidentialBalance,
-  encodeConfidentialTransfer,
-} from '../../../adapters/confidential/helpers.ts';
-import { chainSubmissions, transactions, wallets } from '../../../db/schema/index.ts';
+import { encodeConfidentialTransfer } from '../../../adapters/confidential/helpers.ts';
+import { chainSubmissions, transactions } from '../../../db/schema/index.ts';
 import { deferLeased } from '../../../worker/outbox.repository.ts';
 import { submitOnce } from '../../../worker/submissions.ts';
 import { claimRows, processBatch, startWorker } from '../../../worker/worker.ts';
-import { openWalletKey } from '../../wallets/custody.ts';
 import { spendingWallet } from '../../wallets/wallets.service.ts';
 
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
@@ -168,8 +165,6 @@ describe('transfers behind earlier money of their wallet', () => {
     } finally {
       await stop();
     }
-    const [row] = await db.select().from(wallets).where(eq(wallets.id, wallet.id));
-    if (!row) throw new Error('no wallet');
-    expect(await decryptConfidentialBalance(network, openWalletKey(ctx.deps.keyring, row))).toBe(9_000_000n);
+    expect(await confidentialBalanceOnChain(ctx.deps, wallet.id)).toBe(9_000_000n);
   }, 180_000);
 });
