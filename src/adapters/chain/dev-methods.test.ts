@@ -61,6 +61,19 @@ async function rawTransfer(key: Hex, nonce: number, value: bigint) {
   return { serialized, hash: keccak256(serialized) };
 }
 
+/**
+ * The receipt of `hash` once it exists. Anvil's automine mines a sent transaction after `eth_sendRawTransaction`
+ * has answered (CI once read the height between the two), so the scenario waits for the receipt, not the answer.
+ */
+async function receiptOnceMined(rpc: Rpc, hash: Hex): Promise<{ blockNumber: string }> {
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
+    const receipt = (await rpc('eth_getTransactionReceipt', [hash])) as { blockNumber: string } | null;
+    if (receipt) return receipt;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`${hash} was not mined within 10 s`);
+}
+
 /** The error an RPC call answers, as `{error: code}`, or its result. */
 async function answer(rpc: Rpc, method: string, params?: unknown): Promise<unknown> {
   try {
@@ -92,6 +105,7 @@ async function scenario(rpc: Rpc): Promise<Record<string, unknown>> {
 
   const tx0 = await rawTransfer(key, 0, 1n);
   await rpc('eth_sendRawTransaction', [tx0.serialized]);
+  await receiptOnceMined(rpc, tx0.hash);
   seen.minedAtOnce = (await height(rpc)) - start;
 
   seen.setAutomineOff = await rpc('evm_setAutomine', [false]);
