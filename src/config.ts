@@ -32,6 +32,8 @@ export interface Config {
   readonly sweepSecret: string | null;
   /** Bearer token of `/metrics`: required when set, and in production (unset there, `/metrics` answers 503). */
   readonly metricsToken: string | null;
+  /** Where a `worker` process serves its own `/metrics` (it serves no API); null: nowhere. */
+  readonly workerMetricsPort: number | null;
   /**
    * Which proxies' `X-Forwarded-For` entries to believe (Fastify's `trustProxy`): `false`; a hop count (the client
    * is the entry that many hops from the right); or the proxies' own addresses and CIDR ranges.
@@ -231,6 +233,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     masterKey: text(env, 'MASTER_KEY'),
     sweepSecret: text(env, 'SWEEP_SECRET'),
     metricsToken: text(env, 'METRICS_TOKEN'),
+    workerMetricsPort:
+      text(env, 'WORKER_METRICS_PORT') === null ? null : integer(env, 'WORKER_METRICS_PORT', 0, 1, 65535),
     trustProxy: trustedProxies(env),
     signup: oneOf(env, 'SIGNUP', ['open', 'closed'] as const, 'open'),
     zamaApiKey: text(env, 'ZAMA_API_KEY'),

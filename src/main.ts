@@ -7,6 +7,7 @@ import { type Config, ConfigError, loadConfig, loadDevnetSettings } from './conf
 import { sendControlRequest, startControlServer } from './control.ts';
 import type { Deps } from './deps.ts';
 import { configuredSecrets, createRedactor, loggerOptions } from './http/logger.ts';
+import { startMetricsServer } from './http/metrics.ts';
 import { LockHeldError } from './lib/pid-lock.ts';
 import { makeDataDirPrivate, PRIVATE_UMASK, tightenedMessage } from './lib/private-dir.ts';
 import { runAccountsCommand } from './modules/accounts/accounts.cli.ts';
@@ -85,6 +86,14 @@ async function run(role: Role): Promise<void> {
     stoppers.push(await startWebhookDelivery(deps, log));
     stoppers.push(startEmailDelivery(deps, log));
     stoppers.push(startReconciler(deps, log));
+    if (!app && config.workerMetricsPort !== null) {
+      const metrics = await startMetricsServer(config, deps.metrics.registry, config.workerMetricsPort, log);
+      stoppers.push(metrics.close);
+      log.info(
+        { port: metrics.port },
+        `worker metrics on http://${config.host}:${metrics.port}/metrics (WORKER_METRICS_PORT)`,
+      );
+    }
   }
   if (!deps.email) {
     log.warn(

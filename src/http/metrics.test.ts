@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestContext, errorOf, type TestContext } from '../../test/harness.ts';
+import { ConfigError, loadConfig } from '../config.ts';
+import { startMetricsServer } from './metrics.ts';
 
 const TOKEN = `metrics-${randomBytes(12).toString('hex')}`;
 const PRODUCTION = { NETWORK: 'mainnet', MASTER_KEY: randomBytes(32).toString('hex') };
@@ -109,6 +112,97 @@ describe('per-provider JSON-RPC metrics', () => {
       expect(text).not.toContain('provider-key');
     } finally {
       await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe("a worker's own /metrics (WORKER_METRICS_PORT)", () => {
+  /** What real HTTP gets from the server: status and the envelope's error (or the text). */
+  async function get(port: number, path: string, init: RequestInit = {}) {
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, init);
+    const text = await response.text();
+    const json = (() => {
+      try {
+        return JSON.parse(text) as { ok: boolean; error?: { code: string; details?: unknown } };
+      } catch {
+        return null;
+      }
+    })();
+    return { status: response.status, text, error: json?.ok === false ? json.error : null };
+  }
+
+  it('is read from the environment: unset serves nothing, a port from 1 to 65535, anything else is refused', () => {
+    expect(loadConfig({}).workerMetricsPort).toBeNull();
+    expect(loadConfig({ WORKER_METRICS_PORT: '9464' }).workerMetricsPort).toBe(9464);
+    for (const bad of ['0', '65536', 'nine', '-1']) {
+      expect(() => loadConfig({ WORKER_METRICS_PORT: bad })).toThrow(ConfigError);
+    }
+  });
+
+  it("serves the process's chain counters under the API's access rule, and nothing else, in the envelope", async () => {
+    const ctx = await createTestContext({});
+    contexts.push(ctx);
+    const { metrics } = ctx.deps;
+    metrics.chain.feeCapWaits.inc();
+    metrics.chain.replacements.inc(2);
+    const logger = pino({ level: 'silent' });
+    const serve = (environment: 'sandbox' | 'production', metricsToken: string | null) =>
+      startMetricsServer({ environment, metricsToken, host: '127.0.0.1' }, metrics.registry, 0, logger);
+
+    // The sandbox without METRICS_TOKEN: open, like the API's.
+    const open = await serve('sandbox', null);
+    try {
+      const scraped = await get(open.port, '/metrics');
+      expect(scraped.status).toBe(200);
+      expect(scraped.text).toContain('sealpay_chain_fee_cap_waits_total 1');
+      expect(scraped.text).toContain('sealpay_chain_replacements_total 2');
+      expect(scraped.text).toContain('sealpay_process_resident_memory_bytes');
+      // Only /metrics: the API is not here, and hostile requests get the envelope, never a 500.
+      expect(await get(open.port, '/api/v1/wallets')).toMatchObject({
+        status: 404,
+        error: { code: 'not_found' },
+      });
+      expect(await get(open.port, '/%zz')).toMatchObject({ status: 404, error: { code: 'not_found' } });
+      const posted = await get(open.port, '/metrics', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"not json',
+      });
+      expect(posted.status).toBeGreaterThanOrEqual(400);
+      expect(posted.status).toBeLessThan(500);
+      expect(posted.error?.code).toEqual(expect.any(String));
+    } finally {
+      await open.close();
+    }
+
+    // Production without METRICS_TOKEN: 503 naming the setting; with it, 401 without the bearer and 200 with it.
+    const unset = await serve('production', null);
+    try {
+      const refused = await get(unset.port, '/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(refused).toMatchObject({
+        status: 503,
+        error: { code: 'configuration_missing', details: { variable: 'METRICS_TOKEN' } },
+      });
+      expect(refused.text).not.toContain('sealpay_chain');
+    } finally {
+      await unset.close();
+    }
+    const guarded = await serve('production', TOKEN);
+    try {
+      for (const authorization of [undefined, `Bearer ${TOKEN}x`]) {
+        const response = await get(
+          guarded.port,
+          '/metrics',
+          authorization ? { headers: { authorization } } : {},
+        );
+        expect(response).toMatchObject({ status: 401, error: { code: 'unauthenticated' } });
+        expect(response.text).not.toContain('sealpay_chain');
+      }
+      const scraped = await get(guarded.port, '/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(scraped.status).toBe(200);
+      expect(scraped.text).toContain('sealpay_chain_fee_cap_waits_total 1');
+    } finally {
+      await guarded.close();
     }
   });
 });

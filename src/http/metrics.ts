@@ -1,8 +1,10 @@
-import type { FastifyInstance } from 'fastify';
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import { AppError, missingSetting } from '../lib/errors.ts';
 import { constantTimeEqual } from '../lib/secrets.ts';
+import { installErrorHandling, refuseConnect, sendError, writeClientError } from './errors.ts';
 
 /**
  * Who may read `/metrics`. With METRICS_TOKEN set, only `Authorization: Bearer <METRICS_TOKEN>` (else
@@ -66,4 +68,32 @@ export function installMetrics(
     },
   );
   return registry;
+}
+
+/**
+ * A `worker` process serves no API, yet the chain work is its own: replacements, price refusals, waits at the fee
+ * cap, reorgs, each provider's requests and failures. With WORKER_METRICS_PORT set it serves `/metrics` alone on
+ * HOST:WORKER_METRICS_PORT, under the API's access rule and in its envelope (any other path is `404 not_found`), so
+ * a scraper reads each worker as it reads each `serve`.
+ */
+export async function startMetricsServer(
+  config: Pick<Config, 'environment' | 'metricsToken' | 'host'>,
+  service: Registry,
+  port: number,
+  logger: FastifyBaseLogger,
+): Promise<{ port: number; close: () => Promise<void> }> {
+  const app = Fastify({
+    loggerInstance: logger,
+    disableRequestLogging: true,
+    // A path the router cannot read (a bad escape, an over-long parameter) names no route of this server.
+    frameworkErrors: (_error, _request, reply) => sendError(reply, new AppError('not_found', 'Not found.')),
+    clientErrorHandler: writeClientError,
+    http: { requireHostHeader: false },
+  });
+  app.server.on('connect', refuseConnect);
+  installErrorHandling(app);
+  installMetrics(app, config, service);
+  await app.listen({ port, host: config.host });
+  const { port: bound } = app.server.address() as AddressInfo;
+  return { port: bound, close: () => app.close() };
 }

@@ -17,7 +17,8 @@
  * After each: every row of the scenario CONFIRMED, its `txHash` mined with status 1 and, when the row was first seen
  * CONFIRMED (a monitor reads the rows and then the head every 250 ms), CONFIRMATIONS blocks on it; no nonce gap.
  * At the end: one chain effect per intent (every token event is one CONFIRMED row's, balances equal the ledger),
- * every transaction on the chain is one the service stored before broadcasting.
+ * every transaction on the chain is one the service stored before broadcasting. The workers' own `/metrics`
+ * (WORKER_METRICS_PORT) say what they met: the providers' failures in (a), the replacements in (c).
  *
  * Run by `.ci/run` (`npx vitest run --config test/publicchain/vitest.config.ts` with DATABASE_URL set, a PostgreSQL
  * it may create a database on). PUBLICCHAIN_SEED=<n> replays the faults of a run.
@@ -36,6 +37,7 @@ import { type FaultyRpcProxy, type ProxyFault, startFaultyRpcProxy } from '../fa
 import {
   type Client,
   createWallet,
+  freePort,
   freshDataDir,
   kill9,
   LOAD_ENV,
@@ -94,13 +96,40 @@ const chain = () => createPublicClient({ chain: devnetChain, transport: http(rpc
 const dev = (method: string, params: unknown[] = []) =>
   chain().request({ method: method as never, params: params as never });
 
+/** Each worker's own `/metrics` port (WORKER_METRICS_PORT). */
+let workerMetricsPorts: number[] = [];
+
 async function startWorkers(extra: Record<string, string> = {}): Promise<void> {
+  workerMetricsPorts = await Promise.all(workerDirs.map(() => freePort()));
   workers = await Promise.all(
-    workerDirs.map((dir) =>
-      start({ command: 'worker', dataDir: dir, env: { ...workerEnv, ...extra, LOG_LEVEL: 'info' } }),
+    workerDirs.map((dir, i) =>
+      start({
+        command: 'worker',
+        dataDir: dir,
+        env: {
+          ...workerEnv,
+          ...extra,
+          WORKER_METRICS_PORT: String(workerMetricsPorts[i]),
+          LOG_LEVEL: 'info',
+        },
+      }),
     ),
   );
-  await Promise.all(workers.map((worker) => waitForOutput(worker, /worker started/, 300_000)));
+  await Promise.all(workers.map((worker) => waitForOutput(worker, /worker metrics on/, 300_000)));
+}
+
+/** A counter summed over its labels and over both workers, read from each worker's own `/metrics`. */
+async function workersCounter(name: string): Promise<number> {
+  let sum = 0;
+  for (const port of workerMetricsPorts) {
+    const response = await request(`http://127.0.0.1:${port}`, 'GET', '/metrics');
+    if (response.status !== 200) throw new Error(`worker /metrics: ${response.status}`);
+    for (const line of String(response.body).split('\n')) {
+      const sample = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`).exec(line);
+      if (sample) sum += Number(sample[1]);
+    }
+  }
+  return sum;
 }
 
 async function post(account: Account, path: string, body: Record<string, string>): Promise<string> {
@@ -396,6 +425,8 @@ describe(`the worker on a public-like chain: 1 s blocks, two faulty providers (s
     for (const counts of injected)
       expect(counts.http_503 + counts.http_429 + counts.reset + counts.stall).toBeGreaterThan(0);
     await expectConfirmedRows(ids, 10_000);
+    // The workers' own metrics count what their providers failed (the API process never saw it).
+    expect(await workersCounter('sealpay_rpc_errors_total')).toBeGreaterThan(0);
   }, 300_000);
 
   it('(b) the first provider dies for good: the second takes over', async () => {
@@ -410,6 +441,7 @@ describe(`the worker on a public-like chain: 1 s blocks, two faulty providers (s
   it('(c) the base fee held at 10× the signed price for 60 s: nothing FAILED, every row CONFIRMED', async () => {
     // Signed at 1 gwei while no block is mined, then ten times that from the next block on, for 60 s.
     const low = parseGwei('1');
+    const replacedBefore = await workersCounter('sealpay_chain_replacements_total');
     await holdBaseFee(low, Date.now() + 3000);
     const { ids, pooled } = await queueWhilePaused(20);
     await dev('anvil_setNextBlockBaseFeePerGas', [`0x${(10n * low).toString(16)}`]);
@@ -432,6 +464,8 @@ describe(`the worker on a public-like chain: 1 s blocks, two faulty providers (s
     // CI machine gets some slack).
     expect(within / ids.length).toBeGreaterThanOrEqual(0.75);
     await expectConfirmedRows(ids, 120_000);
+    // What was signed before the spike was replaced at its price: the workers' metrics say so.
+    expect(await workersCounter('sealpay_chain_replacements_total')).toBeGreaterThan(replacedBefore);
   }, 300_000);
 
   it('(d) the mempool emptied while transfers are pending: every row CONFIRMED, nothing sent twice', async () => {
