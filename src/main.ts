@@ -67,6 +67,24 @@ function processLogger(config: Config): FastifyBaseLogger {
   ) as FastifyBaseLogger;
 }
 
+/** A `worker`'s own `/metrics` on WORKER_METRICS_PORT; a port already taken is the operator's setting to change. */
+async function startWorkerMetrics(config: Config, deps: Deps, log: FastifyBaseLogger) {
+  const port = config.workerMetricsPort ?? 0;
+  try {
+    const metrics = await startMetricsServer(config, deps.metrics.registry, port, log);
+    log.info(
+      { port: metrics.port },
+      `worker metrics on http://${config.host}:${metrics.port}/metrics (WORKER_METRICS_PORT)`,
+    );
+    return metrics;
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'EADDRINUSE') throw error;
+    throw new ConfigError(
+      `WORKER_METRICS_PORT ${port} is already in use on ${config.host}: give each worker a port of its own`,
+    );
+  }
+}
+
 async function run(role: Role): Promise<void> {
   const config = loadConfig();
   const tightened = makeDataDirPrivate(config.dataDir);
@@ -80,20 +98,17 @@ async function run(role: Role): Promise<void> {
   // The embedded database is this process's alone: operator commands reach it through the control socket.
   if (deps.database.kind === 'pglite') stoppers.push(await startControlServer(deps));
   if (role.worker && config.worker.enabled) {
+    // Before any work starts: a port another process holds stops this one here, with nothing half-run.
+    if (!app && config.workerMetricsPort !== null) {
+      const metrics = await startWorkerMetrics(config, deps, log);
+      stoppers.push(metrics.close);
+    }
     stoppers.push(await startWorker(deps, log));
     stoppers.push(startLetterSweeper(deps, log));
     stoppers.push(startFollower(deps, log));
     stoppers.push(await startWebhookDelivery(deps, log));
     stoppers.push(startEmailDelivery(deps, log));
     stoppers.push(startReconciler(deps, log));
-    if (!app && config.workerMetricsPort !== null) {
-      const metrics = await startMetricsServer(config, deps.metrics.registry, config.workerMetricsPort, log);
-      stoppers.push(metrics.close);
-      log.info(
-        { port: metrics.port },
-        `worker metrics on http://${config.host}:${metrics.port}/metrics (WORKER_METRICS_PORT)`,
-      );
-    }
   }
   if (!deps.email) {
     log.warn(

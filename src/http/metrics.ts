@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import { AppError, missingSetting } from '../lib/errors.ts';
@@ -84,7 +84,8 @@ export async function startMetricsServer(
 ): Promise<{ port: number; close: () => Promise<void> }> {
   const app = Fastify({
     loggerInstance: logger,
-    disableRequestLogging: true,
+    // A scrape every few seconds is not worth a log line; errors are still logged by the error handler.
+    logController: new LogController({ disableRequestLogging: true }),
     // A path the router cannot read (a bad escape, an over-long parameter) names no route of this server.
     frameworkErrors: (_error, _request, reply) => sendError(reply, new AppError('not_found', 'Not found.')),
     clientErrorHandler: writeClientError,
