@@ -24,6 +24,7 @@ import {
   waitReady,
   waitTerminal,
 } from '../test/faults/service.ts';
+import { metricValue } from '../test/metrics-text.ts';
 import { PROOF_COSTS_FILE, type ProofsResult } from './proofs.ts';
 import { post } from './startup.ts';
 
@@ -58,9 +59,7 @@ function proofCpuSeconds(costs: ProofsResult['costs'], amounts: number): number 
 }
 
 async function metric(service: ServiceProcess, name: string): Promise<number> {
-  const text = await (await fetch(`${service.baseUrl}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  return line ? Number(line.split(' ')[1]) : 0;
+  return metricValue(await (await fetch(`${service.baseUrl}/metrics`)).text(), name);
 }
 
 export async function runBatchingBench(proofs?: ProofsResult): Promise<BatchingResult> {

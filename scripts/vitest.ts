@@ -5,8 +5,8 @@
  * PGlite's WebAssembly can crash V8: a failed check in Node's JIT-page tracking ("Check failed:
  * jit_page.has_value()", a SIGTRAP) or a SIGSEGV (nodejs/node#64500, open upstream on Node 22 to 26). It kills
  * the fork that runs the file. Vitest then reports "Worker exited unexpectedly … while running test file F" as an
- * unhandled error, and the whole run fails although no test did. Seen twice in this stop's two full suites here (`src/runtime.test.ts`, SIGTRAP;
- * `src/http/metrics.test.ts`, SIGSEGV).
+ * unhandled error, and the whole run fails although no test did. Seen in two full suites on the 2-core machine
+ * (`src/runtime.test.ts`, SIGTRAP; `src/http/metrics.test.ts`, SIGSEGV).
  *
  * Such files are run again, once (`onlyCrashes`). That happens only when the run's every error is such a crash,
  * no test failed, and the run was the whole suite (no arguments). Any failing test, any other unhandled error, or

@@ -68,8 +68,7 @@ function processLogger(config: Config): FastifyBaseLogger {
 }
 
 /** A `worker`'s own `/metrics` on WORKER_METRICS_PORT; a port already taken is the operator's setting to change. */
-async function startWorkerMetrics(config: Config, deps: Deps, log: FastifyBaseLogger) {
-  const port = config.workerMetricsPort ?? 0;
+async function startWorkerMetrics(config: Config, deps: Deps, log: FastifyBaseLogger, port: number) {
   try {
     const metrics = await startMetricsServer(config, deps.metrics.registry, port, log);
     log.info(
@@ -100,7 +99,7 @@ async function run(role: Role): Promise<void> {
   if (role.worker && config.worker.enabled) {
     // Before any work starts: a port another process holds stops this one here, with nothing half-run.
     if (!app && config.workerMetricsPort !== null) {
-      const metrics = await startWorkerMetrics(config, deps, log);
+      const metrics = await startWorkerMetrics(config, deps, log, config.workerMetricsPort);
       stoppers.push(metrics.close);
     }
     stoppers.push(await startWorker(deps, log));

@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
+import { request } from '../../test/faults/service.ts';
 import { createTestContext, errorOf, type TestContext } from '../../test/harness.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { startMetricsServer } from './metrics.ts';
@@ -117,19 +118,7 @@ describe('per-provider JSON-RPC metrics', () => {
 });
 
 describe("a worker's own /metrics (WORKER_METRICS_PORT)", () => {
-  /** What real HTTP gets from the server: status and the envelope's error (or the text). */
-  async function get(port: number, path: string, init: RequestInit = {}) {
-    const response = await fetch(`http://127.0.0.1:${port}${path}`, init);
-    const text = await response.text();
-    const json = (() => {
-      try {
-        return JSON.parse(text) as { ok: boolean; error?: { code: string; details?: unknown } };
-      } catch {
-        return null;
-      }
-    })();
-    return { status: response.status, text, error: json?.ok === false ? json.error : null };
-  }
+  const at = (server: { port: number }) => `http://127.0.0.1:${server.port}`;
 
   it('is read from the environment: unset serves nothing, a port from 1 to 65535, anything else is refused', () => {
     expect(loadConfig({}).workerMetricsPort).toBeNull();
@@ -152,25 +141,26 @@ describe("a worker's own /metrics (WORKER_METRICS_PORT)", () => {
     // The sandbox without METRICS_TOKEN: open, like the API's.
     const open = await serve('sandbox', null);
     try {
-      const scraped = await get(open.port, '/metrics');
+      const scraped = await request(at(open), 'GET', '/metrics');
       expect(scraped.status).toBe(200);
-      expect(scraped.text).toContain('sealpay_chain_fee_cap_waits_total 1');
-      expect(scraped.text).toContain('sealpay_chain_replacements_total 2');
-      expect(scraped.text).toContain('sealpay_process_resident_memory_bytes');
+      expect(scraped.body).toContain('sealpay_chain_fee_cap_waits_total 1');
+      expect(scraped.body).toContain('sealpay_chain_replacements_total 2');
+      expect(scraped.body).toContain('sealpay_process_resident_memory_bytes');
       // Only /metrics: the API is not here, and hostile requests get the envelope, never a 500.
-      expect(await get(open.port, '/api/v1/wallets')).toMatchObject({
-        status: 404,
-        error: { code: 'not_found' },
-      });
-      expect(await get(open.port, '/%zz')).toMatchObject({ status: 404, error: { code: 'not_found' } });
-      const posted = await get(open.port, '/metrics', {
+      for (const path of ['/api/v1/wallets', '/%zz']) {
+        expect(await request(at(open), 'GET', path)).toMatchObject({
+          status: 404,
+          body: { ok: false, error: { code: 'not_found' } },
+        });
+      }
+      const posted = await fetch(`${at(open)}/metrics`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: '{"not json',
       });
       expect(posted.status).toBeGreaterThanOrEqual(400);
       expect(posted.status).toBeLessThan(500);
-      expect(posted.error?.code).toEqual(expect.any(String));
+      expect(await posted.json()).toMatchObject({ ok: false, error: { code: expect.any(String) } });
     } finally {
       await open.close();
     }
@@ -178,29 +168,33 @@ describe("a worker's own /metrics (WORKER_METRICS_PORT)", () => {
     // Production without METRICS_TOKEN: 503 naming the setting; with it, 401 without the bearer and 200 with it.
     const unset = await serve('production', null);
     try {
-      const refused = await get(unset.port, '/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });
+      const refused = await request(at(unset), 'GET', '/metrics', {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
       expect(refused).toMatchObject({
         status: 503,
-        error: { code: 'configuration_missing', details: { variable: 'METRICS_TOKEN' } },
+        body: { ok: false, error: { code: 'configuration_missing', details: { variable: 'METRICS_TOKEN' } } },
       });
-      expect(refused.text).not.toContain('sealpay_chain');
+      expect(JSON.stringify(refused.body)).not.toContain('sealpay_chain');
     } finally {
       await unset.close();
     }
     const guarded = await serve('production', TOKEN);
     try {
-      for (const authorization of [undefined, `Bearer ${TOKEN}x`]) {
-        const response = await get(
-          guarded.port,
-          '/metrics',
-          authorization ? { headers: { authorization } } : {},
-        );
-        expect(response).toMatchObject({ status: 401, error: { code: 'unauthenticated' } });
-        expect(response.text).not.toContain('sealpay_chain');
+      const refusedHeaders: Record<string, string>[] = [{}, { authorization: `Bearer ${TOKEN}x` }];
+      for (const headers of refusedHeaders) {
+        const response = await request(at(guarded), 'GET', '/metrics', { headers });
+        expect(response).toMatchObject({
+          status: 401,
+          body: { ok: false, error: { code: 'unauthenticated' } },
+        });
+        expect(JSON.stringify(response.body)).not.toContain('sealpay_chain');
       }
-      const scraped = await get(guarded.port, '/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });
+      const scraped = await request(at(guarded), 'GET', '/metrics', {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
       expect(scraped.status).toBe(200);
-      expect(scraped.text).toContain('sealpay_chain_fee_cap_waits_total 1');
+      expect(scraped.body).toContain('sealpay_chain_fee_cap_waits_total 1');
     } finally {
       await guarded.close();
     }

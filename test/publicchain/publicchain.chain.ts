@@ -52,6 +52,7 @@ import {
   waitForOutput,
   waitReady,
 } from '../faults/service.ts';
+import { metricValue } from '../metrics-text.ts';
 
 const SEED = Number(process.env.PUBLICCHAIN_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const { random, pick, amount } = seededDraws(SEED);
@@ -124,10 +125,7 @@ async function workersCounter(name: string): Promise<number> {
   for (const port of workerMetricsPorts) {
     const response = await request(`http://127.0.0.1:${port}`, 'GET', '/metrics');
     if (response.status !== 200) throw new Error(`worker /metrics: ${response.status}`);
-    for (const line of String(response.body).split('\n')) {
-      const sample = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`).exec(line);
-      if (sample) sum += Number(sample[1]);
-    }
+    sum += metricValue(String(response.body), name);
   }
   return sum;
 }

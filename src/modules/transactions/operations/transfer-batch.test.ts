@@ -10,6 +10,7 @@ import {
   type TestContext,
   waitForStatus,
 } from '../../../../test/harness.ts';
+import { metricValue } from '../../../../test/metrics-text.ts';
 import { sendTransactionOrThrow } from '../../../adapters/chain/tx.ts';
 import type { Network } from '../../../adapters/chain/types.ts';
 import { encodeSetOperator } from '../../../adapters/confidential/helpers.ts';
@@ -49,9 +50,7 @@ async function fundConfidential(walletId: string, amount: string) {
 }
 
 async function metric(name: string): Promise<number> {
-  const text = (await ctx.app.inject({ url: '/metrics' })).body;
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  return line ? Number(line.split(' ')[1]) : 0;
+  return metricValue((await ctx.app.inject({ url: '/metrics' })).body, name);
 }
 
 /** The transaction rows of transfers as the API answered them, in the database. */
