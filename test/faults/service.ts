@@ -3,6 +3,7 @@
  * tests (kill -9 at random moments) and by `npm run bench` (start to ready, transfers through the API).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -27,16 +28,26 @@ export function freshDataDir(prefix = 'sealpay-bench-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+/**
+ * A port nothing listens on, for a process the caller is about to start. Chosen at random below the kernel's
+ * ephemeral range (Linux hands 32768–60999 to `listen(0)` and to every outgoing connection's source port; macOS
+ * 49152–65535): a port from `listen(0)` could be handed to another test file's connection in the second before the
+ * child listens on it, and the child then died with EADDRINUSE.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = randomInt(20_000, 32_000);
+    if (await canListen(port)) return port;
+  }
+  throw new Error('no free port between 20000 and 32000 after 100 tries');
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
