@@ -132,6 +132,15 @@ export async function signup(
   };
 }
 
+/**
+ * Moves a test's clock to just past the start of the next window of a rate limit `windowMs` long (windows start at
+ * whole multiples of their length), so a burst that must fall in one window cannot straddle a boundary and find
+ * its counter reset halfway.
+ */
+export function toWindowStart(clock: ManualClock, windowMs: number): void {
+  clock.advance(windowMs - (clock.now().getTime() % windowMs) + 100);
+}
+
 export function sessionCookieOf(setCookie: string | string[] | undefined): string {
   const all = Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : [];
   const found = all.find((cookie) => cookie.startsWith('svc_session='));

@@ -4,7 +4,14 @@
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Caller, createTestContext, errorOf, signup, type TestContext } from '../../test/harness.ts';
+import {
+  type Caller,
+  createTestContext,
+  errorOf,
+  signup,
+  type TestContext,
+  toWindowStart,
+} from '../../test/harness.ts';
 import { loadConfig } from '../config.ts';
 
 let ctx: TestContext;
@@ -280,6 +287,7 @@ describe('TRUST_PROXY', () => {
       const behind = await createTestContext({ env: { TRUST_PROXY: setting } });
       try {
         const user = await signup(behind.app);
+        toWindowStart(behind.clock, 15 * 60_000);
         const login = (forwardedFor: string, password: string) =>
           behind.app.inject({
             method: 'POST',

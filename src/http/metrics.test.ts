@@ -80,12 +80,9 @@ describe('per-provider JSON-RPC metrics', () => {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const deadPort = (closed.address() as AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve));
     const live = `127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const dead = `127.0.0.1:${deadPort}`;
+    // Port 9 (discard): nothing listens there, and the kernel never hands it out to another file's socket.
+    const dead = '127.0.0.1:9';
     try {
       const ctx = await createTestContext({
         network: true,

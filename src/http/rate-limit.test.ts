@@ -6,6 +6,7 @@ import {
   openTestDatabase,
   signup,
   type TestContext,
+  toWindowStart,
 } from '../../test/harness.ts';
 import { PostgresRateLimitStore } from '../db/rate-limits.ts';
 import { ManualClock } from '../lib/time.ts';
@@ -17,16 +18,11 @@ beforeAll(async () => {
 });
 afterAll(() => ctx.close());
 
-/** Fixed windows: start each test just after a minute boundary so the whole burst falls in one window. */
-function alignToMinute(): void {
-  const now = ctx.clock.now().getTime();
-  ctx.clock.advance(60_000 - (now % 60_000) + 100);
-}
-
+// Fixed windows: each test starts just after a minute boundary (toWindowStart) so its whole burst falls in one.
 describe('rate limits', () => {
   it('gives each principal 120 reads a minute, with RateLimit-* headers, then 429 with Retry-After', async () => {
     const caller = await signup(ctx.app);
-    alignToMinute();
+    toWindowStart(ctx.clock, 60_000);
     const first = await ctx.app.inject({ url: '/api/v1/me', headers: caller.headers });
     expect(first.headers['ratelimit-limit']).toBe('120');
     expect(first.headers['ratelimit-remaining']).toBe('119');
@@ -44,7 +40,7 @@ describe('rate limits', () => {
 
   it('gives each principal 30 writes a minute, counted apart from reads', async () => {
     const caller = await signup(ctx.app);
-    alignToMinute();
+    toWindowStart(ctx.clock, 60_000);
     for (let i = 0; i < 30; i += 1) {
       const response = await ctx.app.inject({
         method: 'PATCH',
@@ -69,7 +65,7 @@ describe('writes refused with 403', () => {
   it("count against the principal's write budget with RateLimit-* headers: 35 POST /keys with a key meet a 429", async () => {
     const caller = await signup(ctx.app);
     const key = await apiKeyOf(ctx.app, caller);
-    alignToMinute();
+    toWindowStart(ctx.clock, 60_000);
     const answers = [];
     for (let i = 0; i < 35; i += 1) {
       answers.push(
@@ -103,7 +99,7 @@ describe('writes refused with 403', () => {
   it("charge a disabled account's principal too", async () => {
     const caller = await signup(ctx.app);
     await runAccountsCommand(ctx.deps, 'disable', { email: caller.email });
-    alignToMinute();
+    toWindowStart(ctx.clock, 60_000);
     const patch = () =>
       ctx.app.inject({ method: 'PATCH', url: '/api/v1/me', headers: caller.headers, payload: { name: 'x' } });
     const first = await patch();

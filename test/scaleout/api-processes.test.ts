@@ -16,7 +16,7 @@ import type { App } from '../../src/http/types.ts';
 import { ManualClock } from '../../src/lib/time.ts';
 import { SESSION_TTL_MS } from '../../src/modules/accounts/accounts.repository.ts';
 import { closeDeps, createDeps } from '../../src/runtime.ts';
-import { apiKeyOf, openTestDatabase, signup } from '../harness.ts';
+import { apiKeyOf, openTestDatabase, signup, toWindowStart } from '../harness.ts';
 
 const READS_PER_MINUTE = 6;
 
@@ -65,6 +65,7 @@ describe.skipIf(!process.env.DATABASE_URL)('two API processes on one PostgreSQL'
   it('share one rate-limit budget', async () => {
     const [a, b] = apps as [App, App];
     const caller = await signup(a);
+    toWindowStart(clock, 60_000);
     const statuses: number[] = [];
     for (let i = 0; i < READS_PER_MINUTE; i++)
       statuses.push((await get(i % 2 ? b : a, caller.headers)).statusCode);

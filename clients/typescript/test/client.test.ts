@@ -211,12 +211,9 @@ describe('@sealpay/client errors', () => {
   });
 
   it('reports a service that cannot be reached as network_error (status 0, retryable)', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const { port } = closed.address() as { port: number };
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    // Port 9 (discard): nothing listens there, and the kernel never hands it out to another file's socket.
     const unreachable = createClient({
-      baseUrl: `http://127.0.0.1:${port}/api/v1`,
+      baseUrl: 'http://127.0.0.1:9/api/v1',
       retry: { maxAttempts: 1 },
     });
     expect(await failureOf(unreachable.network())).toMatchObject({

@@ -2,7 +2,6 @@
  * `RPC_URL` with several providers, against real endpoints: two anvils (one chain id) and the fault-injecting proxy
  * of the CI tests in front of the first, plus a port nobody listens on.
  */
-import { createServer } from 'node:net';
 import { createPublicClient, custom, type Hex, keccak256, type PublicClient, parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +22,6 @@ import { devnetChain } from './remote.ts';
 let first: AnvilProcess;
 let second: AnvilProcess;
 let proxy: FaultyRpcProxy;
-let deadUrl: string;
 
 const anvil = () =>
   startAnvil({
@@ -33,19 +31,12 @@ const anvil = () =>
     baseFeePerGas: INITIAL_BASE_FEE,
   });
 
-/** A port that was free a moment ago: connections to it are refused. */
-async function closedPort(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return `http://127.0.0.1:${port}/v3/secret-key`;
-}
+/** A provider that refuses connections: port 9 (discard): nothing listens there, and the kernel never hands it out, as it could hand a port freed a moment ago to another file's connection. */
+const DEAD_URL = 'http://127.0.0.1:9/v3/secret-key';
 
 beforeAll(async () => {
   [first, second] = await Promise.all([anvil(), anvil()]);
   proxy = await startFaultyRpcProxy({ upstream: first.url, stallMs: 5000 });
-  deadUrl = await closedPort();
 });
 afterAll(async () => {
   await proxy?.kill();
@@ -94,10 +85,10 @@ describe('RPC_URL as a list of providers', () => {
       'https://b.example:8545/v3/key2',
     ]);
     expect(splitRpcUrls(null)).toEqual([]);
-    const list = createProviderList({ urls: [deadUrl, second.url], chain: devnetChain });
+    const list = createProviderList({ urls: [DEAD_URL, second.url], chain: devnetChain });
     const names = list.status().map((entry) => entry.provider);
     expect(names[0]?.position).toBe(1);
-    expect(names[0]?.host).toBe(new URL(deadUrl).host);
+    expect(names[0]?.host).toBe(new URL(DEAD_URL).host);
     expect(JSON.stringify(names)).not.toContain('secret-key');
   });
 
@@ -214,7 +205,7 @@ describe('RPC_URL as a list of providers', () => {
 
   it('reads through the second provider when the first is gone for good', async () => {
     const { observer, seen } = observed();
-    const list = createProviderList({ urls: [deadUrl, second.url], chain: devnetChain, observer });
+    const list = createProviderList({ urls: [DEAD_URL, second.url], chain: devnetChain, observer });
     const client = clientOf(list);
     for (let i = 0; i < 5; i++) {
       expect(await client.getChainId()).toBe(EMBEDDED_CHAIN_ID);
@@ -281,7 +272,7 @@ describe('RPC_URL as a list of providers', () => {
       maxFeePerGas: 10n * INITIAL_BASE_FEE,
       maxPriorityFeePerGas: 1n,
     });
-    const lonely = clientOf(createProviderList({ urls: [deadUrl, second.url], chain: devnetChain }));
+    const lonely = clientOf(createProviderList({ urls: [DEAD_URL, second.url], chain: devnetChain }));
     const error = await lonely
       .sendRawTransaction({ serializedTransaction: refused })
       .catch((e: unknown) => e);

@@ -7,6 +7,7 @@ import {
   sessionCookieOf,
   signup,
   type TestContext,
+  toWindowStart,
 } from '../../../test/harness.ts';
 import { runAccountsCommand } from './accounts.cli.ts';
 
@@ -155,6 +156,7 @@ describe('login, session, logout', () => {
 
   it('locks an IP out after 10 failures in 15 minutes, indistinguishably, then lets it in again', async () => {
     const caller = await signup(ctx.app);
+    toWindowStart(ctx.clock, 15 * 60_000);
     const ip = '192.0.2.99';
     for (let i = 0; i < 10; i += 1)
       expect((await login(caller.email, 'Wrong-Password-1', ip)).statusCode).toBe(401);
@@ -324,6 +326,7 @@ describe('password change', () => {
         headers,
         payload: { currentPassword, newPassword: 'Brand-New-Pass-2' },
       });
+    toWindowStart(ctx.clock, 15 * 60_000);
     // Concurrent guesses are counted before the slow hash, so none slips past the budget.
     const guesses = await Promise.all(
       Array.from({ length: 12 }, (_, i) => change(caller.headers, `Wrong-Guess-${i}a`)),

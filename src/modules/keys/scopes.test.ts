@@ -12,6 +12,7 @@ import {
   postData,
   signup,
   type TestContext,
+  toWindowStart,
   waitForStatus,
 } from '../../../test/harness.ts';
 import { startWorker } from '../../worker/worker.ts';
@@ -212,6 +213,7 @@ describe('a read-only key', () => {
 
   it('is refused every write with 403 insufficient_scope, each counted in the write budget', async () => {
     const { headers } = await keyOf(owner, { permissions: 'read_only' });
+    toWindowStart(ctx.clock, 60_000);
     const writes: Array<[string, string, object]> = [
       ['POST', '/wallets', { type: 'CUSTODIAL' }],
       ['POST', `/wallets/${walletA.id}/primary`, {}],

@@ -9,6 +9,7 @@ import {
   sessionCookieOf,
   signup,
   type TestContext,
+  toWindowStart,
   waitForStatus,
 } from '../../../test/harness.ts';
 import { sendTransactionOrThrow } from '../../adapters/chain/tx.ts';
@@ -570,6 +571,7 @@ describe('claim', () => {
   it('limits claim attempts to 10 per 15 minutes per principal and IP, apart from the write budget', async () => {
     const caller = await signup(ctx.app);
     const wallet = await createWallet(caller);
+    toWindowStart(ctx.clock, 15 * 60_000);
     for (let i = 0; i < 10; i += 1) {
       const response = await post(caller, '/transfer/letter/claim', {
         claimCode: 'Z'.repeat(28),
@@ -721,7 +723,10 @@ describe('sweep timer', () => {
     };
     const logger = { info: () => {}, warn: () => {}, error: (entry: unknown) => failures.push(entry) };
     const stop = startLetterSweeper(ctx.deps, logger, { intervalMs: 5, sweep: slowSweep });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // At least three runs, however slow the machine (a fixed wait counted them on a stalled one too).
+    for (const deadline = Date.now() + 10_000; runs < 3 && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     await stop();
     expect(active).toBe(0);
     expect(mostAtOnce).toBe(1);

@@ -7,6 +7,7 @@ import {
   errorOf,
   signup,
   type TestContext,
+  toWindowStart,
 } from '../../../test/harness.ts';
 import { emailOutbox, passwordResets } from '../../db/schema/index.ts';
 import { sha256Hex } from '../../lib/secrets.ts';
@@ -131,6 +132,7 @@ describe('POST /auth/password/forgot', () => {
   });
 
   it('limits each IP (429 rate_limited) and each address (past 3 an hour: the same answer, no email)', async () => {
+    toWindowStart(ctx.clock, 60 * 60_000);
     const ip = freshIp();
     let last = await post('/auth/password/forgot', { email: 'a@example.com' }, {}, ip);
     for (let i = 1; i < ctx.deps.config.rateLimits.passwordResetRequestsPerHour; i++) {
@@ -271,6 +273,7 @@ describe('POST /auth/password/reset', () => {
 
   it('is not blocked by the login lock-out, and lifts it for the IP it came from', async () => {
     const caller = await signup(ctx.app);
+    toWindowStart(ctx.clock, 15 * 60_000);
     const ip = freshIp();
     for (let i = 0; i < ctx.deps.config.rateLimits.loginFailuresPer15Min; i++) {
       await post('/auth/login', { email: caller.email, password: 'Wrong-Password-1' }, {}, ip);

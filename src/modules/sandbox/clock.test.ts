@@ -8,6 +8,7 @@ import {
   openTestDatabase,
   signup,
   type TestContext,
+  toWindowStart,
 } from '../../../test/harness.ts';
 import { rows } from '../../db/client.ts';
 import { DatabaseClock } from '../../db/test-clock.ts';
@@ -137,6 +138,7 @@ describe('the test clock', () => {
     });
     try {
       const caller = await signup(limited.app);
+      toWindowStart(limited.clock, 60_000);
       const read = () => limited.app.inject({ url: '/api/v1/wallets', headers: caller.headers });
       expect((await read()).statusCode).toBe(200);
       expect((await read()).statusCode).toBe(200);

@@ -8,6 +8,7 @@ import {
   sessionCookieOf,
   signup,
   type TestContext,
+  toWindowStart,
 } from '../../../test/harness.ts';
 import { passkeys } from '../../db/schema/index.ts';
 import { runAccountsCommand } from '../accounts/accounts.cli.ts';
@@ -529,6 +530,7 @@ describe('passkey login', () => {
 
   it('brute force: after 10 failures per 15 minutes an IP gets 401 even with a valid assertion, and no session', async () => {
     const { caller, authenticator } = await enrolled();
+    toWindowStart(ctx.clock, 15 * 60_000);
     const ip = freshIp();
     for (let i = 0; i < 10; i += 1) {
       const { options, cookie } = await loginOptions(freshIp());

@@ -42,6 +42,18 @@ export function totpCode(secretBase32: string, at: Date, stepOffset = 0): string
   return hotp(base32Decode(secretBase32), Math.floor(at.getTime() / 30_000) + stepOffset);
 }
 
+/**
+ * A six-digit code that no step near `at` produces (two either side: more than the service accepts), where a
+ * fixed "wrong" code compared with the current step alone was the previous or next step's code once in 500,000.
+ */
+export function wrongTotpCode(secretBase32: string, at: Date): string {
+  const near = new Set([-2, -1, 0, 1, 2].map((offset) => totpCode(secretBase32, at, offset)));
+  for (let candidate = 0; ; candidate += 1) {
+    const code = String(candidate).padStart(6, '0');
+    if (!near.has(code)) return code;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // CBOR (the subset WebAuthn needs: unsigned and negative integers, byte and text strings, arrays, maps)
 

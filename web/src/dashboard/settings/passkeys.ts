@@ -72,7 +72,7 @@ export function passkeys(): HTMLElement {
         cancel,
       );
       onSubmit(form, save, status, async () => {
-        await patch('/me/passkeys/' + encodeURIComponent(p.id), { deviceName: input.value.trim() });
+        await patch(`/me/passkeys/${encodeURIComponent(p.id)}`, { deviceName: input.value.trim() });
         showInfo(status, 'Passkey renamed.');
         await load();
       });
@@ -90,7 +90,7 @@ export function passkeys(): HTMLElement {
       yes.addEventListener('click', async () => {
         yes.disabled = true;
         try {
-          await del('/me/passkeys/' + encodeURIComponent(p.id));
+          await del(`/me/passkeys/${encodeURIComponent(p.id)}`);
           showInfo(status, `Passkey “${name}” removed: it can no longer log in.`);
           await load();
         } catch (error) {
