@@ -26,6 +26,7 @@ import {
   kill9,
   ROOT,
   type ServiceProcess,
+  STARTUP_TIMEOUT_MS,
   spawnService,
   stopGracefully,
   waitForOutput,
@@ -92,7 +93,7 @@ describe('a dApp built on Zama’s Hardhat plugin, against sealpay devnet', () =
       port: PLUGIN_PORT,
       env: { DEVNET_HOST: host },
     });
-    await waitForOutput(devnet, /sealpay devnet: JSON-RPC/);
+    await waitForOutput(devnet, /sealpay devnet: JSON-RPC/, STARTUP_TIMEOUT_MS);
     return devnet;
   };
 

@@ -24,6 +24,12 @@ export const LOAD_ENV: Record<string, string> = {
   RATE_LIMIT_LOGIN_PER_15_MINUTES: '100000',
 };
 
+/**
+ * How long a child process may take to be ready in the CI-only runs: a fresh devnet deploys the fhEVM host and
+ * sealpay's contracts (or replays its journal), which takes minutes on a loaded 2-core machine.
+ */
+export const STARTUP_TIMEOUT_MS = 300_000;
+
 export function freshDataDir(prefix = 'sealpay-bench-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }

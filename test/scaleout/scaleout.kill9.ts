@@ -34,6 +34,7 @@ import {
   readDevnetEnv,
   request,
   type ServiceProcess,
+  STARTUP_TIMEOUT_MS,
   signupWithKey,
   sleep,
   spawnService,
@@ -85,7 +86,7 @@ describe('production topology on one machine: devnet, 2 serve, 3 worker, Postgre
     try {
       // The README's commands: the devnet, then migrate, serve × 2, worker × 3 with its settings.
       const devnet = await start({ command: 'devnet', dataDir: freshDataDir('sealpay-scaleout-devnet-') });
-      await waitForOutput(devnet, /sealpay devnet: JSON-RPC/);
+      await waitForOutput(devnet, /sealpay devnet: JSON-RPC/, STARTUP_TIMEOUT_MS);
       const settings = readDevnetEnv(devnet.dataDir);
       const masterKey = randomBytes(32).toString('hex');
       const env = {
@@ -109,12 +110,12 @@ describe('production topology on one machine: devnet, 2 serve, 3 worker, Postgre
       for (let i = 0; i < SERVES; i++) {
         apis.push(await start({ command: 'serve', dataDir: freshDataDir('sealpay-scaleout-serve-'), env }));
       }
-      await Promise.all(apis.map((api) => waitReady(api)));
+      await Promise.all(apis.map((api) => waitReady(api, STARTUP_TIMEOUT_MS)));
       const workerDirs = Array.from({ length: WORKERS }, () => freshDataDir('sealpay-scaleout-worker-'));
       const startWorker = (i: number) =>
         start({ command: 'worker', dataDir: workerDirs[i] as string, env: { ...env, LOG_LEVEL: 'info' } });
       const workers = await Promise.all(workerDirs.map((_, i) => startWorker(i)));
-      await Promise.all(workers.map((worker) => waitForOutput(worker, /worker started/)));
+      await Promise.all(workers.map((worker) => waitForOutput(worker, /worker started/, STARTUP_TIMEOUT_MS)));
 
       const rpcUrl = settings.RPC_URL as string;
       const chainClient = createPublicClient({ chain: devnetChain, transport: http(rpcUrl) });
@@ -367,7 +368,9 @@ describe('production topology on one machine: devnet, 2 serve, 3 worker, Postgre
       }
 
       expect(kills).toBeGreaterThanOrEqual(3);
-      expect(medianPickup).toBeLessThan(500);
+      // Woken by the API's NOTIFY, not by the 5 s poll (a poll alone puts the median of five under 1 s about one
+      // run in 17). 1 s, not less: the time includes the POST, on two cores shared with a worker restarting.
+      expect(medianPickup).toBeLessThan(1000);
       expect(report.counts.TRANSFER_CONFIRMED ?? 0).toBeGreaterThan(50);
     } finally {
       await database?.close();

@@ -48,7 +48,8 @@ PORT="$PORT" DATA_DIR="$DATA_DIR" PUBLIC_ORIGIN="$E2E_BASE_URL" LOG_LEVEL=warn \
 SERVICE_PID=$!
 
 ready=""
-for _ in $(seq 1 180); do
+# Up to 5 minutes: a fresh DATA_DIR deploys the protocol, which takes minutes on a loaded 2-core machine.
+for _ in $(seq 1 600); do
   if curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1; then ready=yes; break; fi
   if ! kill -0 "$SERVICE_PID" 2>/dev/null; then break; fi
   sleep 0.5
