@@ -25,6 +25,7 @@ import { addressNonces, chainSubmissions, letters, wallets } from '../../src/db/
 import { devnetChainView, minedHashes } from '../faults/devnet-view.ts';
 import { checkInvariants, seededDraws, type TxView } from '../faults/invariants.ts';
 import {
+  type ApiResponse,
   type Client,
   createWallet,
   freshDataDir,
@@ -53,6 +54,43 @@ const WORKERS = 3;
 const LANES = 8;
 
 const running = new Set<ServiceProcess>();
+
+interface SenderLetter {
+  id: string;
+  status: string;
+  claimCode: string;
+}
+
+/**
+ * A letter's blocking call answers `502 escrow_unsettled` or `claim_unsettled` once its 20 s budget is spent (here:
+ * a worker killed while it held the leg's lease, taken over only when the lease lapses). The interface then says to
+ * follow the letter with GET, which is what a client does: the sender's view until it reaches `status` (2 min at
+ * most). Any other answer fails the run.
+ */
+async function followUnsettled(
+  baseUrl: string,
+  senderHeaders: Record<string, string>,
+  answer: ApiResponse,
+  status: 'ESCROWED' | 'CLAIMED',
+): Promise<SenderLetter> {
+  const code = answer.body?.error?.code;
+  const letterId = answer.body?.error?.details?.letterId;
+  if (answer.status !== 502 || !['escrow_unsettled', 'claim_unsettled'].includes(code) || !letterId)
+    throw new Error(`letter: ${answer.status} ${JSON.stringify(answer.body)}`);
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const got = await request(baseUrl, 'GET', `/api/v1/transfer/letter/${letterId}`, {
+      headers: senderHeaders,
+    });
+    const letter = got.body?.data?.letter as SenderLetter | undefined;
+    if (got.status === 200 && letter?.status === status) return letter;
+    if (Date.now() > deadline)
+      throw new Error(
+        `letter ${letterId} after ${code}: never ${status} (${got.status} ${JSON.stringify(got.body)})`,
+      );
+    await sleep(500);
+  }
+}
 afterAll(async () => {
   await Promise.all([...running].map((service) => kill9(service)));
 });
@@ -264,9 +302,10 @@ describe('production topology on one machine: devnet, 2 serve, 3 worker, Postgre
               },
               timeoutMs: 60_000,
             });
-            if (created.status !== 201)
-              throw new Error(`letter: ${created.status} ${JSON.stringify(created.body)}`);
-            const letter = created.body.data.letter as { id: string; claimCode: string };
+            const letter =
+              created.status === 201
+                ? (created.body.data.letter as SenderLetter)
+                : await followUnsettled(sender.baseUrl, account.client.headers, created, 'ESCROWED');
             letterIds.push(letter.id);
             const other = apis[Math.floor(random() * SERVES)] as ServiceProcess;
             const claimed = await request(other.baseUrl, 'POST', '/api/v1/transfer/letter/claim', {
@@ -275,7 +314,7 @@ describe('production topology on one machine: devnet, 2 serve, 3 worker, Postgre
               timeoutMs: 60_000,
             });
             if (claimed.status !== 200)
-              throw new Error(`claim: ${claimed.status} ${JSON.stringify(claimed.body)}`);
+              await followUnsettled(sender.baseUrl, account.client.headers, claimed, 'CLAIMED');
           });
           movements += 1; // the claim; the escrow is counted below
         }
