@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { request } from '../../test/faults/service.ts';
+import { REFUSING_PORT, request } from '../../test/faults/service.ts';
 import { createTestContext, errorOf, type TestContext } from '../../test/harness.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { startMetricsServer } from './metrics.ts';
@@ -81,8 +81,7 @@ describe('per-provider JSON-RPC metrics', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const live = `127.0.0.1:${(server.address() as AddressInfo).port}`;
-    // Port 9 (discard): nothing listens there, and the kernel never hands it out to another file's socket.
-    const dead = '127.0.0.1:9';
+    const dead = `127.0.0.1:${REFUSING_PORT}`;
     try {
       const ctx = await createTestContext({
         network: true,

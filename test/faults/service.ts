@@ -48,6 +48,13 @@ export async function freePort(): Promise<number> {
   throw new Error('no free port between 20000 and 32000 after 100 tries');
 }
 
+/**
+ * Where a test's connection must be refused (a provider or an endpoint that is down): port 9 (discard) of the
+ * loopback. Nothing listens there, and the kernel never hands a port below 1024 to `listen(0)` or to an outgoing
+ * connection, as it could a port freed a moment ago.
+ */
+export const REFUSING_PORT = 9;
+
 function canListen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = createServer();

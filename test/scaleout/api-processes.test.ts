@@ -16,6 +16,7 @@ import type { App } from '../../src/http/types.ts';
 import { ManualClock } from '../../src/lib/time.ts';
 import { SESSION_TTL_MS } from '../../src/modules/accounts/accounts.repository.ts';
 import { closeDeps, createDeps } from '../../src/runtime.ts';
+import { REFUSING_PORT } from '../faults/service.ts';
 import { apiKeyOf, openTestDatabase, signup, toWindowStart } from '../harness.ts';
 
 const READS_PER_MINUTE = 6;
@@ -123,7 +124,7 @@ describe.skipIf(!process.env.DATABASE_URL)('a spend limit across two API process
   const apps = twoApiProcesses(
     {
       NETWORK: 'devnet',
-      RPC_URL: 'http://127.0.0.1:9/unreachable',
+      RPC_URL: `http://127.0.0.1:${REFUSING_PORT}/unreachable`,
       MASTER_KEY: randomBytes(32).toString('hex'),
       OPERATOR_PRIVATE_KEY: `0x${randomBytes(32).toString('hex')}`,
       STABLECOIN_ADDRESS: '0x0000000000000000000000000000000000000001',

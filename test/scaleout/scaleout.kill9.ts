@@ -73,9 +73,9 @@ async function followUnsettled(
   answer: ApiResponse,
   status: 'ESCROWED' | 'CLAIMED',
 ): Promise<SenderLetter> {
-  const code = answer.body?.error?.code;
+  const code = status === 'ESCROWED' ? 'escrow_unsettled' : 'claim_unsettled';
   const letterId = answer.body?.error?.details?.letterId;
-  if (answer.status !== 502 || !['escrow_unsettled', 'claim_unsettled'].includes(code) || !letterId)
+  if (answer.status !== 502 || answer.body?.error?.code !== code || !letterId)
     throw new Error(`letter: ${answer.status} ${JSON.stringify(answer.body)}`);
   const deadline = Date.now() + 120_000;
   for (;;) {

@@ -5,6 +5,7 @@
  */
 import { createServer, type Server, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REFUSING_PORT } from '../../../test/faults/service.ts';
 import {
   apiKeyOf,
   type Caller,
@@ -211,9 +212,8 @@ describe('@sealpay/client errors', () => {
   });
 
   it('reports a service that cannot be reached as network_error (status 0, retryable)', async () => {
-    // Port 9 (discard): nothing listens there, and the kernel never hands it out to another file's socket.
     const unreachable = createClient({
-      baseUrl: 'http://127.0.0.1:9/api/v1',
+      baseUrl: `http://127.0.0.1:${REFUSING_PORT}/api/v1`,
       retry: { maxAttempts: 1 },
     });
     expect(await failureOf(unreachable.network())).toMatchObject({

@@ -6,6 +6,7 @@ import { createPublicClient, custom, type Hex, keccak256, type PublicClient, par
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FaultyRpcProxy, startFaultyRpcProxy } from '../../../test/faults/rpc-proxy.ts';
+import { REFUSING_PORT } from '../../../test/faults/service.ts';
 import { type AnvilProcess, startAnvil } from './anvil.ts';
 import { EMBEDDED_BLOCK_GAS_LIMIT, EMBEDDED_CHAIN_ID, INITIAL_BASE_FEE } from './evm.ts';
 import {
@@ -31,8 +32,8 @@ const anvil = () =>
     baseFeePerGas: INITIAL_BASE_FEE,
   });
 
-/** A provider that refuses connections: port 9 (discard): nothing listens there, and the kernel never hands it out, as it could hand a port freed a moment ago to another file's connection. */
-const DEAD_URL = 'http://127.0.0.1:9/v3/secret-key';
+/** A provider that refuses every connection. */
+const DEAD_URL = `http://127.0.0.1:${REFUSING_PORT}/v3/secret-key`;
 
 beforeAll(async () => {
   [first, second] = await Promise.all([anvil(), anvil()]);

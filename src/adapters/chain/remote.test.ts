@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SepoliaConfig } from '@zama-fhe/relayer-sdk/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REFUSING_PORT } from '../../../test/faults/service.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { FhevmInstanceLike } from '../confidential/fhevm-rail.ts';
 import { createNetwork } from './index.ts';
@@ -206,8 +207,8 @@ describe('remote network over a JSON-RPC endpoint', () => {
     const configs: { network: unknown }[] = [];
     const network = createRemoteNetwork({
       network: 'sepolia',
-      // Nothing listens on port 9 of the loopback: the first provider refuses every connection.
-      rpcUrl: `http://127.0.0.1:9/key,${url}`,
+      // The first provider refuses every connection.
+      rpcUrl: `http://127.0.0.1:${REFUSING_PORT}/key,${url}`,
       zamaApiKey: 'key',
       operatorPrivateKey: KEY,
       contracts: CONTRACTS,
@@ -216,7 +217,7 @@ describe('remote network over a JSON-RPC endpoint', () => {
         throw new Error('offline');
       },
     });
-    expect(network.upstreamRpcUrl).toBe('http://127.0.0.1:9/key');
+    expect(network.upstreamRpcUrl).toBe(`http://127.0.0.1:${REFUSING_PORT}/key`);
     expect(await network.publicClient.getBlockNumber()).toBe(16n);
     expect(await network.ready()).toEqual({ ok: true });
     await network.rail

@@ -6,6 +6,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { REFUSING_PORT } from '../../../test/faults/service.ts';
 import { AppError } from '../../lib/errors.ts';
 import { createPrintProvider, type MailRequest, type PrintProvider, type SenderAddress } from './index.ts';
 
@@ -382,7 +383,7 @@ describe('Lob print provider', () => {
       lobApiKey: 'live_0123',
       dataDir: '/nonexistent',
       sender: SENDER,
-      lobBaseUrl: 'http://127.0.0.1:9/v1',
+      lobBaseUrl: `http://127.0.0.1:${REFUSING_PORT}/v1`,
     });
     expect(unreachable?.testMode).toBe(false);
     await expect(unreachable?.send(mailRequest())).rejects.toMatchObject({

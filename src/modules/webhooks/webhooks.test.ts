@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REFUSING_PORT } from '../../../test/faults/service.ts';
 import {
   type Caller,
   createTestContext,
@@ -376,8 +377,7 @@ describe('deliveries', () => {
   });
 
   it('tells nothing of what answers on a loopback port: a closed port, a 404, a 200 differ only in success', async () => {
-    // Port 9 (discard): nothing listens there, and the kernel never hands it out to another file's socket.
-    const closedPort = 9;
+    const closedPort = REFUSING_PORT;
     receiver.answers.set('/probe-404', [404]);
     const targets = [
       { url: `http://127.0.0.1:${closedPort}/probe`, ok: false },
