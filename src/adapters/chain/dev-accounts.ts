@@ -9,11 +9,12 @@
  * which answers `eth_accounts` with none and refuses node-side signing, and never on a real network.
  */
 import { HDNodeWallet } from 'ethers';
-import { type Address, getAddress, type Hex, isAddress, parseEther } from 'viem';
+import { type Address, BaseError, getAddress, type Hex, isAddress, parseEther } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { RpcError } from './evm.ts';
+import { failureOfCallError, HARDHAT_TX_GAS_CAP } from './hardhat-reverts.ts';
 import type { RpcFunction } from './jsonrpc.ts';
-import { type ChainAccess, type FeeEstimate, signTransaction } from './tx.ts';
+import { type ChainAccess, estimateGasLimit, type FeeEstimate, signTransaction } from './tx.ts';
 
 /** Hardhat's and anvil's well-known test mnemonic: its accounts are public, for local networks only. */
 export const TEST_MNEMONIC = 'test test test test test test test test test test test junk';
@@ -93,6 +94,26 @@ function feesOf(request: TransactionRequest): FeeEstimate | undefined {
   return { maxFeePerGas, maxPriorityFeePerGas };
 }
 
+/**
+ * The gas limit of a node-signed send that names none: the chain's estimate with the service's margin or, when the
+ * estimate says the call fails, the limit `hardhat node` gives every such send (the block's, capped), so that it is
+ * mined as failed and answered as Hardhat answers it (`hardhat-reverts.ts`) instead of refused unsent.
+ */
+async function gasLimitOf(
+  access: ChainAccess,
+  from: Address,
+  call: { to?: Address; data?: Hex; value?: bigint },
+): Promise<bigint> {
+  try {
+    return await estimateGasLimit(access, from, call);
+  } catch (error) {
+    const answer = error instanceof BaseError ? error.walk((cause) => cause instanceof RpcError) : null;
+    if (!failureOfCallError(answer)) throw error;
+    const { gasLimit } = await access.publicClient.getBlock({ blockTag: 'latest' });
+    return gasLimit < HARDHAT_TX_GAS_CAP ? gasLimit : HARDHAT_TX_GAS_CAP;
+  }
+}
+
 function parseTypedData(value: unknown): TypedData {
   const parsed = typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
   if (typeof parsed !== 'object' || parsed === null) throw invalidParams('typed data must be an object');
@@ -133,15 +154,19 @@ export function withDevAccounts(next: RpcFunction, access: ChainAccess): RpcFunc
     const to = request.to ?? undefined;
     if (to !== undefined && !isAddress(to, { strict: false })) throw invalidParams('to must be an address');
     const nonce = quantity(request.nonce, 'nonce');
-    const gas = quantity(request.gas, 'gas');
     const fees = feesOf(request);
-    const data = request.data ?? request.input;
+    const call = {
+      ...(to !== undefined ? { to: getAddress(to) } : {}),
+      ...(request.data !== undefined || request.input !== undefined
+        ? { data: (request.data ?? request.input) as Hex }
+        : {}),
+      ...(request.value !== undefined ? { value: quantity(request.value, 'value') ?? 0n } : {}),
+    };
+    const gas = quantity(request.gas, 'gas') ?? (await gasLimitOf(access, account.address, call));
     const signed = await signTransaction(access, {
       privateKey: account.privateKey,
-      ...(to !== undefined ? { to: getAddress(to) } : {}),
-      ...(data !== undefined ? { data } : {}),
-      ...(request.value !== undefined ? { value: quantity(request.value, 'value') ?? 0n } : {}),
-      ...(gas !== undefined ? { gas } : {}),
+      ...call,
+      gas,
       ...(nonce !== undefined ? { nonce: Number(nonce) } : {}),
       ...(fees ? { fees } : {}),
     });

@@ -3,9 +3,10 @@
  * embedded network (EVM, fhEVM host contracts, mock coprocessor, sealpay's contracts, journal) served as JSON-RPC
  * over HTTP, with the mock relayer's `fhevm_relayer_*` methods on the same URL.
  *
- * Like `hardhat node`, it funds the ten accounts of the test mnemonic and signs for them (`dev-accounts.ts`), and
- * names itself as a Hardhat node (`node-identity.ts`), so Zama's Hardhat plugin and templates work against it
- * unmodified (README: "Use it from a Zama template").
+ * Like `hardhat node`, it funds the ten accounts of the test mnemonic and signs for them (`dev-accounts.ts`), names
+ * itself as a Hardhat node (`node-identity.ts`) and answers a send or a call that reverts as Hardhat does
+ * (`hardhat-reverts.ts`), so Zama's Hardhat plugin and templates, and test suites written for `hardhat node`, work
+ * against it unmodified (README: "Use it from a Zama template").
  *
  * It writes what a service process needs to `{dataDir}/devnet.env` (mode 0600: it holds the operator's key).
  * Its state is the embedded network's (`{dataDir}/chain`): it survives SIGTERM and kill -9.
@@ -16,6 +17,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import path from 'node:path';
 import { withDevAccounts } from './dev-accounts.ts';
 import { createEmbeddedNetwork, type EmbeddedNetwork, type Logger } from './embedded.ts';
+import { withHardhatReverts } from './hardhat-reverts.ts';
 import { handleJsonRpcBody, isDevnetRpcMethod, jsonRpcParseError, type RpcFunction } from './jsonrpc.ts';
 
 /** Where `sealpay devnet` keeps its state and where it listens, and how it mines. */
@@ -128,7 +130,7 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
   });
   let server: Server;
   try {
-    server = createServer(serveJsonRpc(withDevAccounts(network.rpc, network)));
+    server = createServer(serveJsonRpc(withHardhatReverts(withDevAccounts(network.rpc, network))));
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -10,7 +10,7 @@
  * `sendTransaction` does the three in a row for callers that need no such care (tests, setup).
  *
  * What the chain answered is read from viem's typed errors, walked through their causes (`isRefusedByNode`,
- * `isRevert`, `isInsufficientFunds`), never from their messages.
+ * `isRevert`, `isInsufficientFunds`), and from the shape of a Hardhat node's answer, never from their messages.
  */
 import {
   type Address,
@@ -23,6 +23,7 @@ import {
   InvalidParamsRpcError,
   keccak256,
   type PublicClient,
+  RpcRequestError,
   type TransactionReceipt,
   TransactionReceiptNotFoundError,
   TransactionRejectedRpcError,
@@ -194,9 +195,23 @@ export function isRefusedByNode(error: unknown): boolean {
   return causedBy(error, [InvalidInputRpcError, TransactionRejectedRpcError, InvalidParamsRpcError]);
 }
 
-/** The call would revert (an estimate or a simulation said so). */
+/**
+ * A Hardhat node's answer for a call that fails, which viem types as nothing in particular: a JSON-RPC error (-32603,
+ * or -32000 when out of gas) whose `data` carries the return data. `hardhat node` answers so, and `sealpay devnet`,
+ * which answers as one (hardhat-reverts.ts).
+ */
+function isHardhatExecutionError(cause: unknown): boolean {
+  if (!(cause instanceof RpcRequestError) || (cause.code !== -32603 && cause.code !== -32000)) return false;
+  const data = cause.data as { data?: unknown } | null | undefined;
+  return typeof data?.data === 'string' && data.data.startsWith('0x');
+}
+
+/** The call would revert (an estimate or a simulation said so, as geth and anvil or as Hardhat words it). */
 export function isRevert(error: unknown): boolean {
-  return causedBy(error, [ExecutionRevertedError]);
+  return (
+    causedBy(error, [ExecutionRevertedError]) ||
+    (error instanceof BaseError && error.walk(isHardhatExecutionError) !== null)
+  );
 }
 
 /**
