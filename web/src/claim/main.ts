@@ -525,16 +525,11 @@ async function claim(choice: string, trigger: HTMLElement, wallets: Wallet[]): P
 
 /**
  * The letter left its claimable state while this page offered to claim it (this claim's release was sent but not
- * yet settled, or a claim was made meanwhile): the preview says so, and the claim shows as the person's own when it
- * is theirs, or as someone else's.
+ * yet settled, or it was claimed, voided or expired meanwhile): the page starts over from its preview, which says
+ * so, and a claim shows as the person's own when it is theirs, or as someone else's.
  */
 async function afterClaimMoved(): Promise<void> {
-  try {
-    renderPreview(await readPreview());
-  } catch {
-    // The preview as last read; the step below says what the claim is.
-  }
-  await claimedStep();
+  await lookUp(state.code);
 }
 
 /** The claim's outcome; `again` when the claimant opens a letter they claimed before. */
