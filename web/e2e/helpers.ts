@@ -73,6 +73,22 @@ export async function signedInSession(
   return session;
 }
 
+/** The widths every view is checked at: a desktop and a 375 px phone. */
+export const WIDTHS = [1280, 375] as const;
+
+/** A viewport `width` wide, as tall as a desktop window or a phone's screen. */
+export function viewportOf(width: number): { width: number; height: number } {
+  return { width, height: width < 600 ? 812 : 900 };
+}
+
+/**
+ * Forgets the problems `expected` matches: what the browser logs for an answer the test made happen on purpose (a
+ * `502` the service gives, a connection the test cut). Anything else still fails the test in `finish`.
+ */
+export function allowProblems(session: Session, expected: RegExp): void {
+  session.problems.splice(0, session.problems.length, ...session.problems.filter((p) => !expected.test(p)));
+}
+
 /** On a failed test, screenshots every page still open as `<test name>-failed.png`, then closes them. */
 export function captureFailures(): void {
   afterEach(async (context) => {

@@ -23,14 +23,38 @@ export function parseAmountInput(raw: string): string | null {
 
 export const AMOUNT_HINT = 'A positive decimal amount such as 25, 12.50 or 1,000.50 (up to 6 decimals).';
 
+/** Decimals the app computes with: every token's amounts fit (STABLE and cSTABLE have 6, gas 18). */
+const SCALE = 18;
+
+/** A decimal string (`1,000.50` too) as an integer of `SCALE` decimals: exact, never through a float. */
+function scaled(amount: string): bigint {
+  const [whole = '0', fraction = ''] = amount.replaceAll(',', '').split('.');
+  return BigInt(whole + fraction.padEnd(SCALE, '0').slice(0, SCALE));
+}
+
 /** `a` − `b` as a sign (−1, 0, 1), for decimal strings of up to 18 decimals: exact, never through a float. */
 export function compareAmounts(a: string, b: string): number {
-  const scaled = (amount: string) => {
-    const [whole = '0', fraction = ''] = amount.replaceAll(',', '').split('.');
-    return BigInt(whole + fraction.padEnd(18, '0').slice(0, 18));
-  };
   const difference = scaled(a) - scaled(b);
   return difference === 0n ? 0 : difference > 0n ? 1 : -1;
+}
+
+/**
+ * `first` plus each of `more` (a term starting with `-` is taken away), exactly, as a decimal string with as many
+ * decimals as the most precise term and at least two, the way the service writes amounts (`45.00` − `10.000429` is
+ * `34.999571`). No terms at all: `0.00`.
+ */
+export function sumAmounts(...terms: string[]): string {
+  const total = terms.reduce((sum, term) => sum + scaled(term), 0n);
+  const decimals = Math.max(2, ...terms.map((term) => term.split('.')[1]?.length ?? 0));
+  const digits = (total < 0n ? -total : total).toString().padStart(SCALE + 1, '0');
+  const whole = digits.slice(0, -SCALE);
+  const fraction = digits.slice(-SCALE).slice(0, decimals);
+  return `${total < 0n ? '-' : ''}${whole}.${fraction}`;
+}
+
+/** `amount` taken away from `from` (see `sumAmounts`). */
+export function subtractAmount(from: string, amount: string): string {
+  return sumAmounts(from, amount.startsWith('-') ? amount.slice(1) : `-${amount}`);
 }
 
 /** Display helper: groups the integer part by thousands, leaving the digits exactly as the service sent them. */

@@ -5,13 +5,14 @@
 import { shortHex } from './dom.ts';
 import { plainCode } from './errors.ts';
 import { formatAmount } from './money.ts';
-import type { Transaction } from './types.ts';
+import { IN_FLIGHT, type Transaction } from './types.ts';
 
 /**
- * Which way the money moved for the row's wallet: into it, out of it, between its own balances, or not at all (a
- * FAILED transaction moved nothing, whichever way it was meant to go).
+ * Which way the money moved for the row's wallet: into it, out of it, between its own balances, not yet (a
+ * transaction still QUEUED, PENDING or SETTLING: nothing is final), or not at all (a FAILED transaction moved
+ * nothing, whichever way it was meant to go).
  */
-export type Flow = 'in' | 'out' | 'convert' | 'none';
+export type Flow = 'in' | 'out' | 'convert' | 'waiting' | 'none';
 
 /** What the views read of a transaction's kind; `status` when known (a FAILED one moved nothing). */
 type Kind = Pick<Transaction, 'type' | 'direction'> & Partial<Pick<Transaction, 'status' | 'metadata'>>;
@@ -27,6 +28,14 @@ export function failed(tx: Partial<Pick<Transaction, 'status'>>): boolean {
   return tx.status === 'FAILED';
 }
 
+/**
+ * Whether the transaction is still on its way (QUEUED, PENDING, SETTLING): it is said as being done ("Sending…"),
+ * unsigned, never as done. Only CONFIRMED and SETTLED read as done.
+ */
+export function underway(tx: Partial<Pick<Transaction, 'status'>>): boolean {
+  return tx.status !== undefined && IN_FLIGHT.includes(tx.status);
+}
+
 /** A transaction type, as the service names it (a closed union: the words below cover every one). */
 export type TransactionType = Transaction['type'];
 
@@ -36,12 +45,19 @@ interface TypeWords {
   readonly done: string;
   /** A FAILED one, said as not done. */
   readonly notDone: string;
+  /** One still on its way (QUEUED, PENDING, SETTLING), said as being done. */
+  readonly underway: string;
   /** A longer sentence for the details view. */
   readonly explained: string;
   /** Its name in a sentence for screen readers ("Transfer of 5 cSTABLE"). */
   readonly noun: string;
   /** Which way its money moves for the wallet when it is recorded `out` (a row recorded `in` moved money in). */
-  readonly flow: Exclude<Flow, 'none'>;
+  readonly flow: Exclude<Flow, 'none' | 'waiting'>;
+  /**
+   * The balance of the wallet it spends while on its way (`public` STABLE, `confidential` cSTABLE), or null when it
+   * spends none of the wallet's (money coming in). What is on its way is not available to spend again.
+   */
+  readonly spends: 'public' | 'confidential' | null;
 }
 
 /**
@@ -52,52 +68,66 @@ const TYPE_WORDS: Record<TransactionType, TypeWords> = {
   FUND: {
     done: 'Test money added',
     notDone: 'Test money not added',
+    underway: 'Adding test money…',
     explained: 'Test money from the sandbox faucet, paid into this wallet as public STABLE.',
     noun: 'Funding',
     // Asked for, so the service records it `out`, but its money comes in.
     flow: 'in',
+    spends: null,
   },
   MINT: {
     done: 'Made private',
     notDone: 'Not made private',
+    underway: 'Making private…',
     explained: 'Public STABLE turned into private (confidential) cSTABLE in the same wallet, one for one.',
     noun: 'Mint',
     flow: 'convert',
+    spends: 'public',
   },
   REDEEM: {
     done: 'Made public',
     notDone: 'Not made public',
+    underway: 'Making public…',
     explained: 'Private cSTABLE turned back into public STABLE in the same wallet, one for one.',
     noun: 'Redeem',
     flow: 'convert',
+    spends: 'confidential',
   },
   TRANSFER: {
     done: 'Sent',
     notDone: 'Not sent',
+    underway: 'Sending…',
     explained: 'Money this wallet sent to another address.',
     noun: 'Transfer',
     flow: 'out',
+    spends: 'confidential',
   },
   LETTER_ESCROW: {
     done: 'Letter sent',
     notDone: 'Letter not sent',
+    underway: 'Escrowing letter…',
     explained: 'The amount of a letter of value, held in escrow until someone claims it or it is voided.',
     noun: 'letter escrow',
     flow: 'out',
+    spends: 'confidential',
   },
   LETTER_CLAIM: {
     done: 'Letter claimed',
     notDone: 'Letter claim not paid',
+    underway: 'Claiming letter…',
     explained: 'The amount of a letter of value, paid out of escrow into this wallet when it was claimed.',
     noun: 'letter claim',
     flow: 'out',
+    spends: null,
   },
   LETTER_REFUND: {
     done: 'Letter refunded',
     notDone: 'Letter refund not paid',
+    underway: 'Refunding letter…',
     explained: 'The amount of a voided or expired letter, returned from escrow to the wallet that sent it.',
     noun: 'letter refund',
     flow: 'out',
+    spends: null,
   },
 };
 
@@ -110,9 +140,11 @@ function wordsOf(type: string): TypeWords {
   return {
     done: 'Transaction',
     notDone: 'Not done',
+    underway: 'In progress…',
     explained: '',
     noun: type.toLowerCase().replaceAll('_', ' '),
     flow: 'out',
+    spends: null,
   };
 }
 
@@ -138,6 +170,7 @@ export function failedSentence(tx: Kind & Pick<Transaction, 'errorCode' | 'error
  */
 export function flowOf(tx: Kind): Flow {
   if (failed(tx)) return 'none';
+  if (underway(tx)) return 'waiting';
   if (tx.direction === 'in') return 'in';
   return wordsOf(tx.type).flow;
 }
@@ -154,10 +187,29 @@ export function sentOutside(tx: Partial<Pick<Transaction, 'metadata'>>): boolean
 export function typeWords(tx: Kind): string {
   if (failed(tx)) return wordsOf(tx.type).notDone;
   if (tx.type === 'TRANSFER') {
-    if (tx.direction === 'in') return 'Received';
-    if (sentOutside(tx)) return 'Sent outside sealpay';
+    if (tx.direction === 'in') return underway(tx) ? 'Arriving…' : 'Received';
+    if (sentOutside(tx)) return underway(tx) ? 'Sending outside sealpay…' : 'Sent outside sealpay';
   }
-  return wordsOf(tx.type).done;
+  return underway(tx) ? wordsOf(tx.type).underway : wordsOf(tx.type).done;
+}
+
+/** Where a transaction still on its way stands, as one sentence for its details ("Not done yet: …"). */
+export function underwaySentence(tx: Pick<Transaction, 'status'>): string {
+  if (tx.status === 'QUEUED') return 'Not done yet: it is queued for the network, and nothing has moved.';
+  if (tx.status === 'SETTLING') {
+    return 'Not done yet: confirmed on the chain, and the public STABLE is being paid out to the wallet.';
+  }
+  return 'Not done yet: it was sent to the network and waits for confirmation; it counts once confirmed.';
+}
+
+/**
+ * The balance of the wallet `tx` takes money from while it is on its way, or null: a QUEUED or PENDING outgoing
+ * transfer, redeem or letter escrow (cSTABLE), or mint (STABLE) has not left the balance read from the chain yet,
+ * but it will, so it is not available to spend again.
+ */
+export function spendingOnItsWay(tx: Kind): 'public' | 'confidential' | null {
+  if ((tx.status !== 'QUEUED' && tx.status !== 'PENDING') || tx.direction === 'in') return null;
+  return wordsOf(tx.type).spends;
 }
 
 /** A longer sentence for the details view. */
@@ -179,12 +231,13 @@ export const FLOW_ARROWS: Record<Flow, { symbol: string; words: string }> = {
   in: { symbol: '↓', words: 'Money in' },
   out: { symbol: '↑', words: 'Money out' },
   convert: { symbol: '⇄', words: 'Between your balances' },
+  waiting: { symbol: '◌', words: 'Not moved yet' },
   none: { symbol: '✗', words: 'Nothing moved' },
 };
 
 /**
  * The amount with its sign for the wallet (`+12.50 cSTABLE`), or "encrypted" when only the receiver can read it; a
- * FAILED one unsigned (it was neither debited nor credited).
+ * FAILED one, and one still on its way, unsigned (neither debited nor credited, or not yet).
  */
 export function signedAmount(tx: Kind & Pick<Transaction, 'amount' | 'token'>): string {
   if (tx.amount === null) return `encrypted ${tx.token}`;

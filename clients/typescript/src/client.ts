@@ -227,8 +227,17 @@ export function createClient(options: ClientOptions) {
   };
 
   const letters = {
-    create: (body: BodyOf<OperationOf<'/transfer/letter', 'post'>>) =>
-      request('post', '/transfer/letter', { body }).then((data) => data.letter),
+    /**
+     * Escrows the amount and answers the letter. An `Idempotency-Key` goes with it (generated unless you pass
+     * `idempotencyKey`): pass the same one to ask again after an answer that never came, and the service answers
+     * with the letter the first request made (or `escrow_unsettled` naming it) instead of escrowing a second.
+     */
+    create: ({ idempotencyKey = newIdempotencyKey(), signal, ...body }: Movement<'/transfer/letter'>) =>
+      request('post', '/transfer/letter', {
+        body: body as never,
+        headers: { 'idempotency-key': idempotencyKey },
+        ...(signal ? { signal } : {}),
+      }).then((data) => data.letter),
     get: (id: string) =>
       request('get', '/transfer/letter/{id}', { params: { path: { id } } }).then((data) => data.letter),
     page: (query: { page?: number; cursor?: string; pageSize?: number; status?: LetterStatus } = {}) =>

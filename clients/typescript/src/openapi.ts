@@ -535,7 +535,7 @@ export interface paths {
         put?: never;
         /**
          * Create a letter of value: escrow a sealed amount
-         * @description Blocks up to about 20 s until the escrow leg is confirmed and verified, then answers 201 with the letter ESCROWED; `502 escrow_unsettled` with `{letterId, txHash}` when the escrow was sent but is not settled yet. Through an API key with a spend limit, a letter whose amount would take the key past it over the last 24 hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`. Sandbox magic amounts (`local`, `devnet`; ordinary amounts in production), by the last three of the six decimals, the whole amount escrowed: `…505` answers `502 escrow_unsettled` (`details: {letterId, txHash}`) and the letter reads ESCROWED soon after; `…502`, `…503` and `…504` act on its claim (see `claimLetter`).
+         * @description Blocks up to about 20 s until the escrow leg is confirmed and verified, then answers 201 with the letter ESCROWED; `502 escrow_unsettled` with `{letterId, txHash}` when the escrow was sent but is not settled yet. Through an API key with a spend limit, a letter whose amount would take the key past it over the last 24 hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`. With an `Idempotency-Key`, a repeat of the same request follows the letter the first one made (201 with it, or `502 escrow_unsettled` naming it while its escrow settles) and never escrows a second; the key on another request is `409 idempotency_conflict`. Sandbox magic amounts (`local`, `devnet`; ordinary amounts in production), by the last three of the six decimals, the whole amount escrowed: `…505` answers `502 escrow_unsettled` (`details: {letterId, txHash}`) and the letter reads ESCROWED soon after; `…502`, `…503` and `…504` act on its claim (see `claimLetter`).
          */
         post: operations["createLetter"];
         delete?: never;
@@ -4559,7 +4559,10 @@ export interface operations {
     createLetter: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 characters; a repeat returns the original 201 */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4635,6 +4638,15 @@ export interface operations {
             };
             /** @description Not Found: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: `idempotency_conflict` */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -6,7 +6,10 @@ export const LETTER_DOCS = {
     'Blocks up to about 20 s until the escrow leg is confirmed and verified, then answers 201 with the letter ' +
     'ESCROWED; `502 escrow_unsettled` with `{letterId, txHash}` when the escrow was sent but is not settled yet. ' +
     'Through an API key with a spend limit, a letter whose amount would take the key past it over the last 24 ' +
-    'hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`.' +
+    'hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`. With an ' +
+    '`Idempotency-Key`, a repeat of the same request follows the letter the first one made (201 with it, or ' +
+    '`502 escrow_unsettled` naming it while its escrow settles) and never escrows a second; the key on another ' +
+    'request is `409 idempotency_conflict`.' +
     LETTER_MAGIC_AMOUNTS,
   getOwnClaim:
     'For the claimant only: the letter (amount and memo revealed once CLAIMED) and the claim transaction, ' +

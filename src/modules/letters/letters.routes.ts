@@ -4,12 +4,14 @@ import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
 import { pageFields, positionOf } from '../../http/cursor.ts';
 import { ok, PageOf, PageQueryFields, responses } from '../../http/envelope.ts';
+import { IdempotencyHeaders, idempotencyKeysSent } from '../../http/idempotency.ts';
 import { rateLimitHeaders } from '../../http/rate-limit.ts';
 import type { App } from '../../http/types.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseAmount } from '../../lib/money.ts';
 import { consume } from '../../lib/rate-limit.ts';
 import { MONEY_CONFIGURATION_ERRORS } from '../network/network.service.ts';
+import { idempotencyKeyOf } from '../transactions/money.service.ts';
 import { LETTER_DOCS } from './letters.docs.ts';
 import { listLetters } from './letters.repository.ts';
 import { countryName, Letter, LetterPreview } from './letters.schema.ts';
@@ -78,6 +80,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
           'escrow_unsettled',
           'upstream_error',
           'spend_limit_exceeded',
+          'idempotency_conflict',
           ...MONEY_CONFIGURATION_ERRORS,
         ],
       },
@@ -86,12 +89,14 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
         tags: ['Letters'],
         summary: 'Create a letter of value: escrow a sealed amount',
         description: LETTER_DOCS.createLetter,
+        headers: IdempotencyHeaders,
         body: CreateLetterBody,
         response: responses({ 201: LetterData }),
       },
     },
     async (request, reply) => {
       const { principal, user } = principalOf(request);
+      const idempotencyKey = idempotencyKeyOf(idempotencyKeysSent(request));
       const body = request.body;
       const amount = parseAmount(body.amount);
       const country = body.recipient.address.country.toUpperCase();
@@ -128,6 +133,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
           claimOrigin,
         },
         request.log,
+        idempotencyKey,
       );
       return reply.code(201).send(ok({ letter: await presentLetter(deps, letter, { userId: user.id }) }));
     },

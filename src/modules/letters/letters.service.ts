@@ -6,6 +6,7 @@
 import type { Address } from 'viem';
 import { decryptConfidentialBalance, letterIdToBytes32 } from '../../adapters/confidential/helpers.ts';
 import type { Tx } from '../../db/client.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
 import type { LetterRow, RecipientAddress, TransactionRow, UserRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
@@ -16,7 +17,7 @@ import { formatAmount } from '../../lib/money.ts';
 import { driveInline } from '../../worker/worker.ts';
 import { reserveSpend } from '../keys/spend.service.ts';
 import { assertMoneyConfigured, requireNetwork } from '../network/network.service.ts';
-import { queuedTransaction } from '../transactions/money.service.ts';
+import { queuedTransaction, replayOf, requestHashOf } from '../transactions/money.service.ts';
 import { insertTransaction } from '../transactions/transactions.repository.ts';
 import { openWalletKey } from '../wallets/custody.ts';
 import { assertCanSend, ownWallet } from '../wallets/wallets.service.ts';
@@ -53,10 +54,18 @@ export async function createLetter(
   scope: Scope,
   input: CreateLetterInput,
   logger: Logger,
+  idempotencyKey?: string,
 ): Promise<LetterRow> {
   assertMoneyConfigured(deps);
   const wallet = await ownWallet(deps, user.id, input.walletId, scope);
   assertCanSend(wallet);
+  // The key is bound to this request: a repeat follows the letter it made (a client that lost the answer, or met
+  // `escrow_unsettled`, never escrows a second one); the key on another request is `409 idempotency_conflict`.
+  const requestHash = requestHashOf(['LETTER_ESCROW', { ...input, amount: input.amount.toString() }]);
+  if (idempotencyKey) {
+    const earlier = await replayOf(deps, user.id, idempotencyKey, requestHash);
+    if (earlier) return settledLetter(deps, earlier.id, logger);
+  }
   const network = requireNetwork(deps);
   const { db } = deps.database;
   const balance = await decryptConfidentialBalance(network, openWalletKey(deps.keyring, wallet));
@@ -73,47 +82,70 @@ export async function createLetter(
   const letterId = newId();
   const code = generateClaimCode();
   const escrowId = newId();
-  await db.transaction(async (tx) => {
-    await reserveSpend(deps, tx, scope, input.amount, now);
-    await insertTransaction(
-      tx,
-      queuedTransaction(deps, now, {
-        id: escrowId,
+  try {
+    await db.transaction(async (tx) => {
+      await reserveSpend(deps, tx, scope, input.amount, now);
+      await insertTransaction(
+        tx,
+        queuedTransaction(deps, now, {
+          id: escrowId,
+          userId: user.id,
+          walletId: wallet.id,
+          type: 'LETTER_ESCROW',
+          amount: input.amount.toString(),
+          fromAddress: wallet.address,
+          toAddress: network.contracts.letterVault,
+          counterparty: `Letter escrow ${letterId}`,
+          metadata: { letterId, leg: 'escrow' },
+          apiKeyId: scope.keyId,
+          idempotencyKey: idempotencyKey ?? null,
+          requestHash: idempotencyKey ? requestHash : null,
+        }),
+      );
+      await insertLetter(tx, {
+        id: letterId,
         userId: user.id,
-        walletId: wallet.id,
-        type: 'LETTER_ESCROW',
+        senderWalletId: wallet.id,
+        senderAddress: wallet.address,
+        status: 'DRAFT',
+        chainId: network.chainId,
         amount: input.amount.toString(),
-        fromAddress: wallet.address,
-        toAddress: network.contracts.letterVault,
-        counterparty: `Letter escrow ${letterId}`,
-        metadata: { letterId, leg: 'escrow' },
-        apiKeyId: scope.keyId,
-      }),
-    );
-    await insertLetter(tx, {
-      id: letterId,
-      userId: user.id,
-      senderWalletId: wallet.id,
-      senderAddress: wallet.address,
-      status: 'DRAFT',
-      chainId: network.chainId,
-      amount: input.amount.toString(),
-      memoSealed: input.memo ? deps.keyring.seal(input.memo, memoContext(letterId)) : null,
-      recipientName: input.recipient.name,
-      recipientAddress: input.recipient.address,
-      expiresAt: new Date(now.getTime() + input.expiresInDays * DAY_MS),
-      claimOrigin: input.claimOrigin,
-      claimCodeHash: claimCodeHash(normalizeClaimCode(code)),
-      claimCodeSealed: deps.keyring.seal(code, claimCodeContext(letterId)),
-      vaultLetterId: letterIdToBytes32(letterId),
-      escrowTransactionId: escrowId,
-      createdAt: now,
-      updatedAt: now,
+        memoSealed: input.memo ? deps.keyring.seal(input.memo, memoContext(letterId)) : null,
+        recipientName: input.recipient.name,
+        recipientAddress: input.recipient.address,
+        expiresAt: new Date(now.getTime() + input.expiresInDays * DAY_MS),
+        claimOrigin: input.claimOrigin,
+        claimCodeHash: claimCodeHash(normalizeClaimCode(code)),
+        claimCodeSealed: deps.keyring.seal(code, claimCodeContext(letterId)),
+        vaultLetterId: letterIdToBytes32(letterId),
+        escrowTransactionId: escrowId,
+        createdAt: now,
+        updatedAt: now,
+      });
     });
-  });
+  } catch (error) {
+    // The same key sent twice at once: the second meets the first at the unique index and follows its letter.
+    const earlier =
+      idempotencyKey && isUniqueViolation(error)
+        ? await replayOf(deps, user.id, idempotencyKey, requestHash)
+        : undefined;
+    if (earlier) return settledLetter(deps, earlier.id, logger);
+    throw error;
+  }
+  return settledLetter(deps, escrowId, logger);
+}
+
+/**
+ * Drives a letter's escrow leg (`escrowId`) within the blocking budget and answers the letter once it is escrowed:
+ * `escrow_failed`/`insufficient_balance` when nothing moved, `502 escrow_unsettled` while it is not settled yet.
+ */
+async function settledLetter(deps: Deps, escrowId: string, logger: Logger): Promise<LetterRow> {
   const escrow = await driveInline(deps, escrowId, logger);
-  const letter = (await findLetterById(db, letterId)) as LetterRow;
-  if (letter.status === 'ESCROWED') return letter;
+  const letterId = escrow.metadata?.letterId;
+  const letter = typeof letterId === 'string' ? await findLetterById(deps.database.db, letterId) : undefined;
+  if (!letter) throw new Error(`The letter of escrow ${escrowId} does not exist.`);
+  // Past its escrow (a replay may find it mailed, claimed or voided since): the letter as it stands now.
+  if (letter.status !== 'DRAFT' && letter.status !== 'FAILED') return letter;
   if (letter.status === 'FAILED' || escrow.status === 'FAILED') {
     const silentZero = escrow.errorCode === 'escrow_failed';
     throw new AppError(

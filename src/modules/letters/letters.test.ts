@@ -256,6 +256,46 @@ describe('create', () => {
     ).toMatchObject({ status: 400, code: 'wallet_not_custodial' });
   });
 
+  it('answers a repeat with the same Idempotency-Key with the same letter, escrowed once; another body is 409', async () => {
+    const key = `letter-${Date.now()}`;
+    const body = { walletId: senderWallet.id, amount: '1.5', recipient: RECIPIENT };
+    const before = await confidential(sender, senderWallet.id);
+    const first = await post(sender, '/transfer/letter', body, { 'idempotency-key': key });
+    expect(first.statusCode, first.body).toBe(201);
+    const again = await post(sender, '/transfer/letter', body, { 'idempotency-key': key });
+    expect(again.statusCode, again.body).toBe(201);
+    const letter = first.json().data.letter;
+    expect(again.json().data.letter).toMatchObject({
+      id: letter.id,
+      claimCode: letter.claimCode,
+      escrow: { transactionId: letter.escrow.transactionId },
+    });
+    expect(Number(await confidential(sender, senderWallet.id))).toBeCloseTo(Number(before) - 1.5, 6);
+    const escrows = (await get(sender, '/transactions?type=LETTER_ESCROW&pageSize=100')).json().data.items;
+    expect(
+      escrows.filter((t: { metadata: { letterId: string } }) => t.metadata.letterId === letter.id),
+    ).toHaveLength(1);
+    // The key names one request: another body under it is refused, and nothing is escrowed for it.
+    const other = await post(
+      sender,
+      '/transfer/letter',
+      { ...body, amount: '2' },
+      { 'idempotency-key': key },
+    );
+    expect(errorOf(other)).toMatchObject({ status: 409, code: 'idempotency_conflict' });
+    // A key used for a money movement is another request too.
+    const fund = await post(
+      sender,
+      '/fund',
+      { walletId: senderWallet.id, amount: '1' },
+      { 'idempotency-key': `${key}-f` },
+    );
+    expect(fund.statusCode).toBe(201);
+    const reused = await post(sender, '/transfer/letter', body, { 'idempotency-key': `${key}-f` });
+    expect(errorOf(reused)).toMatchObject({ status: 409, code: 'idempotency_conflict' });
+    expect(Number(await confidential(sender, senderWallet.id))).toBeCloseTo(Number(before) - 1.5, 6);
+  });
+
   it('lists the sender letters newest first; another account sees none and reads 404 letter_not_found', async () => {
     const letter = await createLetter();
     const list = (await get(sender, '/transfer/letter?pageSize=2')).json().data;

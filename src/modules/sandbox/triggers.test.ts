@@ -221,11 +221,20 @@ describe('magic amounts of letters', () => {
   }, 180_000);
 
   it('…505: creation is 502 escrow_unsettled {letterId, txHash}; the letter reads ESCROWED later', async () => {
-    const created = await createLetter('2.000505');
+    const key = `unsettled-${Date.now()}`;
+    const body = { walletId: senderWallet.id, amount: '2.000505', recipient: RECIPIENT };
+    const created = await post(sender, '/transfer/letter', body, { 'idempotency-key': key });
     const error = errorOf(created);
     expect(error).toMatchObject({ status: 502, code: 'escrow_unsettled' });
     const { letterId, txHash } = error.details as { letterId: string; txHash: string };
     expect(txHash).toMatch(/^0x[0-9a-f]{64}$/);
+    // Asked again under the same key (a client that lost the answer), it follows the same letter: none is added.
+    const repeated = await post(sender, '/transfer/letter', body, { 'idempotency-key': key });
+    const same =
+      repeated.statusCode === 201
+        ? repeated.json().data.letter.id
+        : (errorOf(repeated).details as { letterId: string }).letterId;
+    expect(same).toBe(letterId);
     const letter = await until(
       'the escrow',
       () => letterOf(letterId),

@@ -83,8 +83,24 @@ export function queuedTransaction(
   };
 }
 
-function replay(existing: TransactionRow, requestHash: string): TransactionRow {
-  if (existing.requestHash !== requestHash) {
+/** What an Idempotency-Key is bound to: a hash of the request's fingerprint (its route and body). */
+export function requestHashOf(fingerprint: unknown): string {
+  return sha256Hex(JSON.stringify(fingerprint));
+}
+
+/**
+ * The row an Idempotency-Key of the account already recorded, when it was recorded for this same request; undefined
+ * when the key is new. A key recorded for another request (another body, another route) is `409
+ * idempotency_conflict`.
+ */
+export async function replayOf(
+  deps: Deps,
+  userId: string,
+  key: string,
+  requestHash: string,
+): Promise<TransactionRow | undefined> {
+  const existing = await findByIdempotencyKey(deps.database.db, userId, key);
+  if (existing && existing.requestHash !== requestHash) {
     throw new AppError('idempotency_conflict', 'This Idempotency-Key was used with a different request.');
   }
   return existing;
@@ -96,11 +112,10 @@ function replay(existing: TransactionRow, requestHash: string): TransactionRow {
  * at the unique index.
  */
 async function queueTransaction(deps: Deps, request: QueueRequest): Promise<TransactionRow> {
-  const { db } = deps.database;
-  const requestHash = sha256Hex(JSON.stringify(request.requestFingerprint));
+  const requestHash = requestHashOf(request.requestFingerprint);
   if (request.idempotencyKey) {
-    const existing = await findByIdempotencyKey(db, request.userId, request.idempotencyKey);
-    if (existing) return replay(existing, requestHash);
+    const existing = await replayOf(deps, request.userId, request.idempotencyKey, requestHash);
+    if (existing) return existing;
   }
   await request.check?.();
   const now = deps.clock.now();
@@ -129,8 +144,8 @@ async function queueTransaction(deps: Deps, request: QueueRequest): Promise<Tran
     return row;
   } catch (error) {
     if (request.idempotencyKey && isUniqueViolation(error)) {
-      const existing = await findByIdempotencyKey(db, request.userId, request.idempotencyKey);
-      if (existing) return replay(existing, requestHash);
+      const existing = await replayOf(deps, request.userId, request.idempotencyKey, requestHash);
+      if (existing) return existing;
     }
     throw error;
   }

@@ -4,6 +4,7 @@ import { type Address, getAddress, isAddress, zeroAddress } from 'viem';
 import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
 import { ok, responses } from '../../http/envelope.ts';
+import { IdempotencyHeaders, idempotencyKeysSent } from '../../http/idempotency.ts';
 import type { DocumentedError } from '../../http/openapi.ts';
 import type { App } from '../../http/types.ts';
 import { AppError } from '../../lib/errors.ts';
@@ -21,11 +22,6 @@ export const AmountField = Type.Unknown({ description: 'Decimal string in human 
 export const RequiredAmount = Type.Optional(
   Type.Unknown({ description: 'Required. Decimal string in human units, e.g. "12.50"' }),
 );
-export const IdempotencyHeaders = Type.Object({
-  'idempotency-key': Type.Optional(
-    Type.String({ description: '1 to 255 characters; a repeat returns the original 201' }),
-  ),
-});
 export const TransactionData = Type.Object({ transaction: Transaction });
 /** What the four queued operations refuse before queueing (their later failures are FAILED transactions). */
 export const QUEUED_ERRORS: DocumentedError[] = [
@@ -36,16 +32,6 @@ export const QUEUED_ERRORS: DocumentedError[] = [
   'idempotency_conflict',
   ...MONEY_CONFIGURATION_ERRORS,
 ];
-
-/** Every value of the Idempotency-Key header as sent (`request.headers` has them joined into one). */
-export function idempotencyKeysSent(request: FastifyRequest): string[] {
-  const raw = request.raw.rawHeaders;
-  const sent: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    if ((raw[i] as string).toLowerCase() === 'idempotency-key') sent.push(raw[i + 1] as string);
-  }
-  return sent;
-}
 
 /**
  * The common path of the four queued operations: the Idempotency-Key and the amount parsed, the QUEUED row (or the

@@ -85,7 +85,7 @@ export function resultCard(
     h(
       'h2',
       { id: headingId },
-      again ? 'You claimed this letter' : claimed ? 'Claimed!' : 'Claim in progress',
+      !claimed ? 'Claim in progress' : again ? 'You claimed this letter' : 'Claimed!',
     ),
     h('p', { class: 'claimed-into' }, `You claimed this on ${formatTime(when)} into ${into}.`),
     claimed
@@ -95,7 +95,13 @@ export function resultCard(
           'You received ',
           h('strong', { class: 'revealed-amount' }, `${formatAmount(letter.amount)} ${letter.token}`),
         )
-      : h('p', null, 'The payout is still being confirmed on-chain. This page updates by itself.'),
+      : h(
+          'p',
+          null,
+          transaction.status === 'CONFIRMED'
+            ? 'The payout is on the chain, into this wallet; our records are catching up. This page updates by itself.'
+            : 'The payout is still being confirmed on-chain. This page updates by itself.',
+        ),
     memo
       ? h(
           'figure',

@@ -102,9 +102,7 @@ async function lookUp(raw: string): Promise<void> {
   state.code = normalized;
   sessionStorage.setItem(STORAGE_KEY, state.code);
   try {
-    state.preview = (
-      await get<{ letter: LetterPreview }>(`/transfer/letter/preview${query({ code: state.code })}`)
-    ).letter;
+    await readPreview();
   } catch (error) {
     if (
       error instanceof ApiError &&
@@ -118,6 +116,7 @@ async function lookUp(raw: string): Promise<void> {
     }
     return;
   }
+  if (!state.preview) return;
   renderPreview(state.preview);
   const canProceed =
     state.preview.claimable || state.preview.status === 'CLAIMING' || state.preview.status === 'CLAIMED';
@@ -135,6 +134,15 @@ async function lookUp(raw: string): Promise<void> {
     return;
   }
   await nextStep();
+}
+
+/** Reads the letter's public preview into the page's state (its status changes as it is claimed). */
+async function readPreview(): Promise<LetterPreview> {
+  const { letter } = await get<{ letter: LetterPreview }>(
+    `/transfer/letter/preview${query({ code: state.code })}`,
+  );
+  state.preview = letter;
+  return letter;
 }
 
 /** The wallets of the signed-in account; null (with the error shown) when they cannot be read. */
@@ -481,6 +489,13 @@ async function claim(choice: string, trigger: HTMLElement, wallets: Wallet[]): P
   const wait = longWait('Claiming: the vault is releasing the amount to your wallet…');
   trigger.after(wait.element);
   try {
+    // A wallet is made only for a claim that can still happen: the letter may have been claimed meanwhile (by
+    // this person elsewhere too), and a claim answered `already_claimed` would leave an empty wallet behind.
+    if (choice === NEW_WALLET && !state.createdForClaim && !(await readPreview()).claimable) {
+      wait.stop();
+      await afterClaimMoved();
+      return;
+    }
     const into = await walletFor(choice, wallets);
     const result = await post<{ letter: Letter; transaction: Transaction }>('/transfer/letter/claim', {
       claimCode: state.code,
@@ -492,12 +507,29 @@ async function claim(choice: string, trigger: HTMLElement, wallets: Wallet[]): P
     showResult(result.letter, result.transaction, into.all, false);
   } catch (error) {
     wait.stop();
+    if (error instanceof ApiError && (error.code === 'claim_unsettled' || error.code === 'already_claimed')) {
+      // `claim_unsettled`: the release was sent, into the wallet asked for (which now holds the claim, it is no
+      // spare to reuse). `already_claimed`: claimed before this press, perhaps by this person elsewhere. Either way
+      // the letter is being claimed or claimed: show whose claim it is, never a second Claim.
+      if (error.code === 'claim_unsettled') state.createdForClaim = null;
+      await afterClaimMoved();
+      return;
+    }
     showError(status, plainError(error));
     if (trigger instanceof HTMLButtonElement) enableAgain(trigger);
     // A one-step claim that failed: offer the choice again (the wallet it made is kept, not made twice).
     else await walletStep(state.createdForClaim ? [...wallets, state.createdForClaim] : wallets);
     status.scrollIntoView({ block: 'nearest' });
   }
+}
+
+/**
+ * The letter left its claimable state while this page offered to claim it (this claim's release was sent but not
+ * yet settled, or it was claimed, voided or expired meanwhile): the page starts over from its preview, which says
+ * so, and a claim shows as the person's own when it is theirs, or as someone else's.
+ */
+async function afterClaimMoved(): Promise<void> {
+  await lookUp(state.code);
 }
 
 /** The claim's outcome; `again` when the claimant opens a letter they claimed before. */
@@ -517,6 +549,7 @@ function showResult(letter: Letter, transaction: Transaction, wallets: Wallet[],
         ]);
         if (next.status === 'CLAIMED' || tx.status === 'FAILED') {
           window.clearInterval(timer);
+          if (again) await readPreview().catch(() => {});
           showResult(next, tx, wallets, again);
         }
       } catch {

@@ -1,17 +1,25 @@
 /** Creating a letter of value: the form, and the panel with the new letter's code. */
 
-import { ApiError, post } from '../../api.ts';
+import { ApiError, get, isServiceTrouble, newIdempotencyKey, post } from '../../api.ts';
 import { enableAgain, field, h, replace, shortHex, showError, showInfo, statusArea, uid } from '../../dom.ts';
-import { plainError } from '../../errors.ts';
+import { plainCode, plainError } from '../../errors.ts';
 import { AMOUNT_HINT, formatAmount, parseAmountInput } from '../../money.ts';
 import { longWait } from '../../progress.ts';
 import type { Letter } from '../../types.ts';
 import type { Ctx } from '../context.ts';
 import { codeBlock, type LettersList, pdfButton } from './parts.ts';
 
+/** How often a letter answered `escrow_unsettled` is read again until its escrow is settled. */
+const FOLLOW_MS = 2000;
+
 /**
  * The new-letter form: the amount escrowed from a custodial wallet, the recipient's address, the expiry; and once
  * created, the letter's code, QR and PDF. `list` is the letters list the view shows (read again after a creation).
+ *
+ * Each letter asked for is one intent with one Idempotency-Key: asked again with the same details after an answer
+ * that never came (or the service's trouble), the service answers the letter it made, never a second. A letter
+ * answered `502 escrow_unsettled` is followed with `GET /transfer/letter/{id}` until it is escrowed, with the button
+ * held meanwhile: it exists, and pressing again must not look like the way to get it.
  */
 export function createForm(ctx: Ctx, list: LettersList): HTMLElement {
   const senders = ctx.wallets.filter((w) => w.type === 'CUSTODIAL');
@@ -83,8 +91,45 @@ export function createForm(ctx: Ctx, list: LettersList): HTMLElement {
     status,
     result,
   );
+  /** The letter asked for whose outcome is not known yet: the same details asked again reuse its key. */
+  let intent: { fingerprint: string; key: string } | null = null;
+  /** The letter answered `escrow_unsettled` being followed, with what the sender typed for its panel. */
+  let following: { letterId: string; amount: string; memo: string } | null = null;
+
+  /** The letter's escrow is settled (or failed): the form is free again, for a new letter. */
+  function settled(letter: Letter): void {
+    const typed = following;
+    following = null;
+    intent = null;
+    enableAgain(submit);
+    if (!typed) return;
+    if (letter.status === 'FAILED') {
+      replace(result);
+      showError(status, `${plainCode('escrow_failed')} ${letter.error ?? ''}`.trim());
+      return;
+    }
+    form.reset();
+    country.value = 'US';
+    expires.value = '90';
+    replace(result, createdPanel(letter, list.status, typed.amount, typed.memo));
+    showInfo(status, `Letter for ${letter.recipient.name} created and escrowed.`);
+    void list.showNewest().catch(() => {});
+  }
+
+  ctx.every(FOLLOW_MS, async () => {
+    if (!following) return;
+    const { letterId } = following;
+    try {
+      const { letter } = await get<{ letter: Letter }>(`/transfer/letter/${encodeURIComponent(letterId)}`);
+      if (following?.letterId === letterId && letter.status !== 'DRAFT') settled(letter);
+    } catch {
+      // Read again at the next tick; the panel says the letter is being escrowed meanwhile.
+    }
+  });
+
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
+    if (following) return;
     replace(status);
     replace(result);
     const parsed = parseAmountInput(amount.value);
@@ -111,31 +156,70 @@ export function createForm(ctx: Ctx, list: LettersList): HTMLElement {
       },
       ...(Number.isInteger(days) ? { expiresInDays: days } : {}),
     };
+    const fingerprint = JSON.stringify(body);
+    if (intent?.fingerprint !== fingerprint) intent = { fingerprint, key: newIdempotencyKey() };
+    const { key } = intent;
     submit.disabled = true;
     const wait = longWait('Escrowing the amount in the vault…');
     status.after(wait.element);
     try {
-      const { letter } = await post<{ letter: Letter }>('/transfer/letter', body);
+      const { letter } = await post<{ letter: Letter }>('/transfer/letter', body, {
+        headers: { 'Idempotency-Key': key },
+      });
       wait.stop();
-      form.reset();
-      country.value = 'US';
-      expires.value = '90';
-      replace(result, createdPanel(letter, list.status, parsed, body.memo ?? ''));
-      showInfo(status, `Letter for ${letter.recipient.name} created and escrowed.`);
-      await list.showNewest();
+      following = { letterId: letter.id, amount: parsed, memo: body.memo ?? '' };
+      settled(letter);
     } catch (error) {
       wait.stop();
-      if (error instanceof ApiError && error.code === 'escrow_unsettled') {
-        showInfo(status, plainError(error));
+      const letterId = unsettledLetter(error);
+      if (letterId) {
+        // The escrow was sent: the letter exists and settles by itself. Follow it; nothing to press again.
+        following = { letterId, amount: parsed, memo: body.memo ?? '' };
+        replace(result, settlingPanel(letterId, body.recipient.name, parsed));
         await list.refresh().catch(() => {});
-      } else {
-        showError(status, plainError(error));
+        return;
       }
-    } finally {
+      // A refusal, or an escrow that failed (nothing moved), ends the intent. Without an answer, or with the
+      // service's trouble, whether the letter was made is not known: the same details asked again are the same
+      // letter, under the same key.
+      const unknown =
+        isServiceTrouble(error) && !(error instanceof ApiError && error.code === 'escrow_failed');
+      if (!unknown) intent = null;
+      showError(
+        status,
+        unknown
+          ? `${plainError(error)} Pressing the button again asks for this same letter: it is never escrowed twice.`
+          : plainError(error),
+      );
       enableAgain(submit);
     }
   });
   return form;
+}
+
+/** The letter of an `escrow_unsettled` answer (its `details.letterId`), or null for any other outcome. */
+function unsettledLetter(error: unknown): string | null {
+  if (!(error instanceof ApiError) || error.code !== 'escrow_unsettled') return null;
+  const details = error.details as { letterId?: unknown } | undefined;
+  return typeof details?.letterId === 'string' ? details.letterId : null;
+}
+
+/** A letter whose escrow was sent but is not settled yet: said as being escrowed, followed until it is. */
+function settlingPanel(letterId: string, recipient: string, amount: string): HTMLElement {
+  const headingId = uid('h');
+  return h(
+    'section',
+    { class: 'created settling', 'aria-labelledby': headingId, 'data-letter-id': letterId },
+    h('h3', { id: headingId }, 'Letter being escrowed'),
+    h(
+      'p',
+      { role: 'status' },
+      `The ${formatAmount(amount)} cSTABLE for ${recipient} is on its way to the vault and being confirmed. The letter ` +
+        'is made: this page follows it and shows its code once it is ready, usually within a minute. There is ' +
+        'nothing to press again.',
+    ),
+    h('progress', { 'aria-label': `Escrowing the letter for ${recipient}` }),
+  );
 }
 
 /** The new letter's code, QR and PDF, with the amount and memo the sender just wrote (the API seals them). */

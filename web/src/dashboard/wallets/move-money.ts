@@ -5,7 +5,7 @@
  * service answers once: it cannot pay twice.
  */
 
-import { ApiError, isServiceTrouble, newIdempotencyKey, post } from '../../api.ts';
+import { ApiError, get, isServiceTrouble, newIdempotencyKey, post, query } from '../../api.ts';
 import {
   enableAgain,
   field,
@@ -18,8 +18,16 @@ import {
   uid,
 } from '../../dom.ts';
 import { plainCode } from '../../errors.ts';
-import { AMOUNT_HINT, compareAmounts, formatAmount, parseAmountInput } from '../../money.ts';
-import type { Transaction } from '../../types.ts';
+import {
+  AMOUNT_HINT,
+  compareAmounts,
+  formatAmount,
+  parseAmountInput,
+  subtractAmount,
+  sumAmounts,
+} from '../../money.ts';
+import { spendingOnItsWay } from '../../transactions.ts';
+import type { Page, Transaction } from '../../types.ts';
 import type { Ctx } from '../context.ts';
 import { type StatusLine, statusLines } from './operation-status.ts';
 
@@ -65,13 +73,37 @@ export interface MoveMoneyHooks {
 
 export interface MoveMoneyForm {
   readonly element: HTMLElement;
-  /** Shows the selected wallet's available balance again (after balances were read anew). */
-  refreshAvailable(): void;
+  /** Shows the selected wallet's available balance again (after balances were read anew), with what is on its way. */
+  refreshAvailable(): Promise<void>;
+}
+
+/** What a wallet has on its way out (QUEUED or PENDING), per balance it spends: not available to spend again. */
+interface OnItsWay {
+  public: string;
+  confidential: string;
+}
+
+/** Rows of one status read at once: more than this on their way from one wallet is beyond any form's use. */
+const ON_ITS_WAY_PAGE = 100;
+
+/** The wallet's outgoing money still on its way (its QUEUED and PENDING transfers, redeems, escrows and mints). */
+async function readOnItsWay(walletId: string): Promise<OnItsWay> {
+  const pages = await Promise.all(
+    ['QUEUED', 'PENDING'].map((status) =>
+      get<Page<Transaction>>(`/transactions${query({ walletId, status, pageSize: ON_ITS_WAY_PAGE })}`),
+    ),
+  );
+  const amounts: Record<keyof OnItsWay, string[]> = { public: [], confidential: [] };
+  for (const tx of pages.flatMap((page) => page.items)) {
+    const balance = spendingOnItsWay(tx);
+    if (balance && tx.amount !== null) amounts[balance].push(tx.amount);
+  }
+  return { public: sumAmounts(...amounts.public), confidential: sumAmounts(...amounts.confidential) };
 }
 
 export function moveMoneyForm(ctx: Ctx, hooks: MoveMoneyHooks): MoveMoneyForm {
   if (ctx.wallets.length === 0) {
-    return { element: h('p', { class: 'empty' }, 'Create a wallet first.'), refreshAvailable() {} };
+    return { element: h('p', { class: 'empty' }, 'Create a wallet first.'), async refreshAvailable() {} };
   }
   const status = statusArea();
   const lines = statusLines();
@@ -115,22 +147,43 @@ export function moveMoneyForm(ctx: Ctx, hooks: MoveMoneyHooks): MoveMoneyForm {
 
   /** The wallet whose confidential balance is being read (one read at a time). */
   let reading: string | null = null;
+  /** Per wallet, its outgoing money on its way as last read (none yet: not known). */
+  const onItsWay = new Map<string, OnItsWay>();
 
-  /** What the selected wallet can spend on `op`, as a decimal string, or null when not known. */
-  function availableFor(op: Op): { amount: string; token: string } | null {
-    if (op === 'fund') return { amount: FAUCET_CAP, token: 'STABLE' };
-    if (op === 'mint') {
-      const balance = hooks.publicBalance(wallet.value);
-      return balance === null ? null : { amount: balance, token: 'STABLE' };
-    }
-    const balance = hooks.confidentialBalance(wallet.value);
-    return balance === undefined || balance === null ? null : { amount: balance, token: 'cSTABLE' };
+  /** Reads what `walletId` has on its way now; a failed read keeps the last one (the service's trouble shows elsewhere). */
+  async function readWhatIsOnItsWay(walletId: string): Promise<void> {
+    onItsWay.set(walletId, await readOnItsWay(walletId));
   }
 
-  /** The balance `op` spends, read now (it may have changed since the form last showed it). */
+  /**
+   * What the selected wallet can spend on `op`: its balance less what is already on its way out of it, as decimal
+   * strings, or null when not known.
+   */
+  function availableFor(
+    op: Op,
+  ): { amount: string; token: string; holds: string; onItsWay: string | null } | null {
+    if (op === 'fund') return { amount: FAUCET_CAP, token: 'STABLE', holds: FAUCET_CAP, onItsWay: null };
+    const kind = op === 'mint' ? 'public' : 'confidential';
+    const balance =
+      kind === 'public' ? hooks.publicBalance(wallet.value) : hooks.confidentialBalance(wallet.value);
+    if (balance === undefined || balance === null) return null;
+    const away = onItsWay.get(wallet.value)?.[kind] ?? null;
+    const moving = away !== null && compareAmounts(away, '0') > 0 ? away : null;
+    return {
+      amount: moving ? subtractAmount(balance, moving) : balance,
+      token: kind === 'public' ? 'STABLE' : 'cSTABLE',
+      holds: balance,
+      onItsWay: moving,
+    };
+  }
+
+  /** The balance `op` spends and what is on its way out of it, read now (either may have changed meanwhile). */
   async function readFor(op: Op, walletId: string): Promise<void> {
     if (op === 'fund') return;
-    await hooks.readBalance(walletId, op === 'mint' ? 'public' : 'confidential');
+    await Promise.all([
+      hooks.readBalance(walletId, op === 'mint' ? 'public' : 'confidential'),
+      readWhatIsOnItsWay(walletId),
+    ]);
   }
 
   /** The available line is a live region: it changes (and is announced) only when its words do. */
@@ -145,8 +198,13 @@ export function moveMoneyForm(ctx: Ctx, hooks: MoveMoneyHooks): MoveMoneyForm {
       return;
     }
     const known = availableFor(op);
+    if (!onItsWay.has(wallet.value)) void refreshOnItsWay(wallet.value);
     if (known) {
-      say(`Available: ${formatAmount(known.amount)} ${known.token}`);
+      say(
+        known.onItsWay
+          ? `Available: ${formatAmount(known.amount)} ${known.token} (the wallet holds ${formatAmount(known.holds)}, of which ${formatAmount(known.onItsWay)} is already on its way)`
+          : `Available: ${formatAmount(known.amount)} ${known.token}`,
+      );
       available.setAttribute('data-available', known.amount);
       return;
     }
@@ -172,6 +230,12 @@ export function moveMoneyForm(ctx: Ctx, hooks: MoveMoneyHooks): MoveMoneyForm {
         reading = null;
         if (wallet.value === walletId && hooks.confidentialBalance(walletId) !== undefined) showAvailable();
       });
+  }
+
+  /** Reads what `walletId` has on its way, then shows the available balance again if it is still the one selected. */
+  async function refreshOnItsWay(walletId: string): Promise<void> {
+    await readWhatIsOnItsWay(walletId).catch(() => {});
+    if (wallet.value === walletId && onItsWay.has(walletId)) showAvailable();
   }
 
   const sync = () => {
@@ -299,6 +363,12 @@ export function moveMoneyForm(ctx: Ctx, hooks: MoveMoneyHooks): MoveMoneyForm {
     if (amount.value.trim() || op !== 'fund') {
       const parsed = parseAmountInput(amount.value);
       if (!parsed) return refused(`The amount is not valid. ${AMOUNT_HINT}`, amount);
+      // What is on its way out of the wallet now (an operation just queued here or elsewhere) is not available.
+      if (op !== 'fund') {
+        submit.disabled = true;
+        await readWhatIsOnItsWay(wallet.value).catch(() => {});
+        submit.disabled = false;
+      }
       let limit = availableFor(op);
       if (op !== 'fund' && (!limit || compareAmounts(parsed, limit.amount) > 0)) {
         // Not read yet, or perhaps stale (an operation just ended): judged on the balance as it is now.
@@ -312,7 +382,9 @@ export function moveMoneyForm(ctx: Ctx, hooks: MoveMoneyHooks): MoveMoneyForm {
         return refused(
           op === 'fund'
             ? `The sandbox faucet gives at most ${formatAmount(FAUCET_CAP)} STABLE per account in 24 hours: ask for less.`
-            : `The wallet holds ${formatAmount(limit.amount)} ${limit.token}: too little to ${details.verb} ${formatAmount(parsed)}.`,
+            : limit.onItsWay
+              ? `The wallet holds ${formatAmount(limit.holds)} ${limit.token}, of which ${formatAmount(limit.onItsWay)} is already on its way: ${formatAmount(limit.amount)} is available, too little to ${details.verb} ${formatAmount(parsed)}.`
+              : `The wallet holds ${formatAmount(limit.amount)} ${limit.token}: too little to ${details.verb} ${formatAmount(parsed)}.`,
           amount,
         );
       }
@@ -334,5 +406,11 @@ export function moveMoneyForm(ctx: Ctx, hooks: MoveMoneyHooks): MoveMoneyForm {
       enableAgain(submit);
     }
   });
-  return { element: form, refreshAvailable: showAvailable };
+  return {
+    element: form,
+    async refreshAvailable() {
+      showAvailable();
+      if (selected() !== 'fund') await refreshOnItsWay(wallet.value);
+    },
+  };
 }

@@ -28,6 +28,8 @@ import {
   signedAmount,
   typeExplained,
   typeWords,
+  underway,
+  underwaySentence,
 } from '../../transactions.ts';
 import { IN_FLIGHT, type Transaction } from '../../types.ts';
 import { type Ctx, walletName } from '../context.ts';
@@ -167,6 +169,7 @@ function detailsOf(ctx: Ctx, tx: Transaction, status: HTMLElement): HTMLElement 
         h('strong', { class: `tx-amount flow-${flow}` }, signedAmount(tx)),
       ),
       failed(tx) ? h('p', { class: 'not-sent' }, failedSentence(tx)) : null,
+      underway(tx) ? h('p', { class: 'underway-note' }, underwaySentence(tx)) : null,
       h('p', null, typeExplained(tx)),
       h(
         'dl',

@@ -84,7 +84,7 @@ export async function walletsView(ctx: Ctx): Promise<HTMLElement> {
   const activity = activityList(ctx, {
     alongside: async () => {
       await cards.loadGas();
-      moveForm?.refreshAvailable();
+      await moveForm?.refreshAvailable();
     },
     // Balances shown decrypted go stale when one of their transactions completes: read them again.
     settled: (walletIds) => cards.refreshRevealed(walletIds),
