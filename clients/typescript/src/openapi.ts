@@ -32,13 +32,13 @@ export interface paths {
         };
         /**
          * The test clock (sandbox only)
-         * @description Sandbox only (`local`, `devnet`): `404 not_found` in production, whatever the headers. Authenticated by the operator secret in `X-Sweep-Secret` (SWEEP_SECRET; `503 configuration_missing` while it is not set), as the sweep. The test clock is real time plus an offset kept in the database, so every process of the deployment sees it; it never moves back. Everything that reads time follows it: letter expiry and the sweep, API-key expiry, session lifetime, rate-limit and faucet windows, retry and webhook schedules. TOTP codes stay on real time (an authenticator app does not know the test clock).
+         * @description Sandbox only (`local`, `devnet`): `404 not_found` in production, whatever the headers. Authenticated by the operator secret in `X-Sweep-Secret` (SWEEP_SECRET; `503 configuration_missing` while it is not set), as the sweep. The test clock is real time plus an offset kept in the database, so every process of the deployment sees it; it never moves back. Everything that reads time follows it: letter expiry and the sweep, API-key expiry, session lifetime, rate-limit and faucet windows, retry and webhook schedules. TOTP codes and webhook signatures (`webhook-timestamp`) stay on real time (an authenticator app and a webhook receiver check them against their own clocks).
          */
         get: operations["getTestClock"];
         put?: never;
         /**
          * Move the test clock forward (sandbox only)
-         * @description Sandbox only (`local`, `devnet`): `404 not_found` in production, whatever the headers. Authenticated by the operator secret in `X-Sweep-Secret` (SWEEP_SECRET; `503 configuration_missing` while it is not set), as the sweep. The test clock is real time plus an offset kept in the database, so every process of the deployment sees it; it never moves back. Everything that reads time follows it: letter expiry and the sweep, API-key expiry, session lifetime, rate-limit and faucet windows, retry and webhook schedules. TOTP codes stay on real time (an authenticator app does not know the test clock). `{"advanceSeconds": N}` moves it N seconds forward (1 to 34,560,000: 400 days) and answers the clock as it now reads. A letter past its `expiresAt` is expired and refunded by the next sweep (or at once by a claim, which answers `410 letter_expired`); an API key past its expiry answers `401 invalid_api_key`; a session past its 24 hours `401 session_expired`.
+         * @description Sandbox only (`local`, `devnet`): `404 not_found` in production, whatever the headers. Authenticated by the operator secret in `X-Sweep-Secret` (SWEEP_SECRET; `503 configuration_missing` while it is not set), as the sweep. The test clock is real time plus an offset kept in the database, so every process of the deployment sees it; it never moves back. Everything that reads time follows it: letter expiry and the sweep, API-key expiry, session lifetime, rate-limit and faucet windows, retry and webhook schedules. TOTP codes and webhook signatures (`webhook-timestamp`) stay on real time (an authenticator app and a webhook receiver check them against their own clocks). `{"advanceSeconds": N}` moves it N seconds forward (1 to 34,560,000: 400 days) and answers the clock as it now reads. A letter past its `expiresAt` is expired and refunded by the next sweep (or at once by a claim, which answers `410 letter_expired`); an API key past its expiry answers `401 invalid_api_key`; a session past its 24 hours `401 session_expired`.
          */
         post: operations["advanceTestClock"];
         delete?: never;
@@ -912,7 +912,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description Events are signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` with the secret `whsec_<base64>`). The body is `{type, timestamp, data}`: `data` is the transaction, letter or wallet as this API shows it (a letter's `amount` and `memo` stay `sealed` until it is claimed). Delivered at least once, the same `webhook-id` on every retry; retried with backoff for 3 days; a 2xx within 10 s is success, redirects are not followed. The secret is shown once. At most 10 endpoints per account. Errors: `400 invalid_webhook_url`, `400 webhook_limit_reached`, `400 validation_error`.
+         * @description Events are signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` with the secret `whsec_<base64>`); `webhook-timestamp` is real time, also after the sandbox's test clock moved. The body is `{type, timestamp, data}`: `data` is the transaction, letter or wallet as this API shows it (a letter's `amount` and `memo` stay `sealed` until it is claimed). Delivered at least once, the same `webhook-id` on every retry; retried with backoff for 3 days; a 2xx within 10 s is success, redirects are not followed. The secret is shown once. At most 10 endpoints per account. Errors: `400 invalid_webhook_url`, `400 webhook_limit_reached`, `400 validation_error`.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -3546,7 +3546,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1 to 255 characters; a repeat returns the original 201 */
+                /** @description 1 to 255 characters, without a comma; a repeat returns the original 201. Sent twice (two header lines, or two values joined by a comma in one) it is `400 validation_error` */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -3673,7 +3673,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1 to 255 characters; a repeat returns the original 201 */
+                /** @description 1 to 255 characters, without a comma; a repeat returns the original 201. Sent twice (two header lines, or two values joined by a comma in one) it is `400 validation_error` */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -3800,7 +3800,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1 to 255 characters; a repeat returns the original 201 */
+                /** @description 1 to 255 characters, without a comma; a repeat returns the original 201. Sent twice (two header lines, or two values joined by a comma in one) it is `400 validation_error` */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -3928,7 +3928,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1 to 255 characters; a repeat returns the original 201 */
+                /** @description 1 to 255 characters, without a comma; a repeat returns the original 201. Sent twice (two header lines, or two values joined by a comma in one) it is `400 validation_error` */
                 "idempotency-key"?: string;
             };
             path?: never;
