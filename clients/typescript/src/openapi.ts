@@ -530,12 +530,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's sent letters, newest first */
+        /**
+         * The caller's sent letters, newest first
+         * @description The claim code is a bearer credential for the escrowed money: anyone holding it can claim. The sender sees `claimCode` and `claimUrl` until the claim only through a credential that may send the letter's amount (a session; a full API key without a spend limit; a key whose spend limit has at least the amount left over its rolling 24 hours) or the API key that created the letter; through any other (a `read_only` key, a key whose allowance left is below the amount) both are `null`.
+         */
         get: operations["listLetters"];
         put?: never;
         /**
          * Create a letter of value: escrow a sealed amount
-         * @description Blocks up to about 20 s until the escrow leg is confirmed and verified, then answers 201 with the letter ESCROWED; `502 escrow_unsettled` with `{letterId, txHash}` when the escrow was sent but is not settled yet. Through an API key with a spend limit, a letter whose amount would take the key past it over the last 24 hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`. Sandbox magic amounts (`local`, `devnet`; ordinary amounts in production), by the last three of the six decimals, the whole amount escrowed: `…505` answers `502 escrow_unsettled` (`details: {letterId, txHash}`) and the letter reads ESCROWED soon after; `…502`, `…503` and `…504` act on its claim (see `claimLetter`).
+         * @description Blocks up to about 20 s until the escrow leg is confirmed and verified, then answers 201 with the letter ESCROWED; `502 escrow_unsettled` with `{letterId, txHash}` when the escrow was sent but is not settled yet. Through an API key with a spend limit, a letter whose amount would take the key past it over the last 24 hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`. The answer shows the claim code to the credential that created the letter; later reads follow the rule of `GET /transfer/letter/{id}`. Sandbox magic amounts (`local`, `devnet`; ordinary amounts in production), by the last three of the six decimals, the whole amount escrowed: `…505` answers `502 escrow_unsettled` (`details: {letterId, txHash}`) and the letter reads ESCROWED soon after; `…502`, `…503` and `…504` act on its claim (see `claimLetter`).
          */
         post: operations["createLetter"];
         delete?: never;
@@ -612,7 +615,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One letter */
+        /**
+         * One letter
+         * @description The claim code is a bearer credential for the escrowed money: anyone holding it can claim. The sender sees `claimCode` and `claimUrl` until the claim only through a credential that may send the letter's amount (a session; a full API key without a spend limit; a key whose spend limit has at least the amount left over its rolling 24 hours) or the API key that created the letter; through any other (a `read_only` key, a key whose allowance left is below the amount) both are `null`.
+         */
         get: operations["getLetter"];
         put?: never;
         post?: never;
@@ -629,7 +635,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The printable letter (PDF): address, instructions, claim code and its QR; never the amount or memo */
+        /**
+         * The printable letter (PDF): address, instructions, claim code and its QR; never the amount or memo
+         * @description The PDF carries the claim code and its QR: a credential that may not read the code is `403 insufficient_scope`, after `404 letter_not_found` for a letter it does not see. The claim code is a bearer credential for the escrowed money: anyone holding it can claim. The sender sees `claimCode` and `claimUrl` until the claim only through a credential that may send the letter's amount (a session; a full API key without a spend limit; a key whose spend limit has at least the amount left over its rolling 24 hours) or the API key that created the letter; through any other (a `read_only` key, a key whose allowance left is below the amount) both are `null`.
+         */
         get: operations["getLetterPdf"];
         put?: never;
         post?: never;
@@ -1362,7 +1371,9 @@ export interface components {
                 walletId: string;
                 address: string;
             };
+            /** @description The sender's until the claim, through a credential that may send the letter's amount or the key that created it; null otherwise, to the claimant and in webhooks */
             claimCode: string | null;
+            /** @description The claim page with the code; null whenever `claimCode` is */
             claimUrl: string | null;
             pdfUrl: string;
             escrow: {
@@ -5198,7 +5209,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;

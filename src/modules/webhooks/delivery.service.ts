@@ -55,7 +55,7 @@ export function eventData(deps: Deps, event: WebhookEventRow): unknown {
         event.related.map((snapshot) => rowOf(transactions, snapshot)).map((row) => [row.id, row]),
       );
       return toLetter(rowOf(letters, event.resource), legs, deps.keyring, deps.network, {
-        audience: 'webhook',
+        showClaimCode: false,
         apiOrigin: deps.config.publicOrigin,
       });
     }
