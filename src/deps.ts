@@ -36,7 +36,8 @@ export interface Deps {
   /** The sandbox's test clock (the same object as `clock`); null in production, where time is never moved. */
   readonly testClock: DatabaseClock | null;
   /**
-   * Real time, whatever the test clock says: TOTP windows (an authenticator app knows nothing of the test clock).
+   * Real time, whatever the test clock says: TOTP windows (an authenticator app knows nothing of the test clock)
+   * and webhook signatures' timestamps (a receiver checks them against its own clock).
    */
   readonly wallClock: Clock;
   readonly rateLimits: RateLimitStore;

@@ -65,8 +65,9 @@ type Expectation = { status: number; code: string } | 'accepted';
 
 /**
  * The interface's Authentication section as a table: what each credential gets on a route of each mode; and the
- * supplement's key scopes: a read-only key is refused every write, a key bound to the owner's wallet the creation of
- * a wallet (the plausible requests name that wallet and send 1 unit, within the limited key's limit).
+ * supplement's key scopes: a read-only key is refused every write and a letter's PDF (it carries the claim code), a
+ * key bound to the owner's wallet the creation of a wallet (the plausible requests name that wallet and send 1 unit,
+ * within the limited key's limit, whose allowance then still covers the fixture's letter of 1).
  */
 function expectation(operation: Operation, credential: Credential): Expectation {
   const { auth } = operation;
@@ -87,6 +88,9 @@ function expectation(operation: Operation, credential: Credential): Expectation 
       return auth === 'session' ? { status: 403, code: 'session_required' } : 'accepted';
     case 'read-only key':
       if (auth === 'session') return { status: 403, code: 'session_required' };
+      // The PDF prints the claim code, which a key that may send nothing does not read (issue 36).
+      if (operation.name === 'GET /transfer/letter/{id}/pdf')
+        return { status: 403, code: 'insufficient_scope' };
       return operation.method === 'GET' ? 'accepted' : { status: 403, code: 'insufficient_scope' };
     case 'bound key':
       if (auth === 'session') return { status: 403, code: 'session_required' };

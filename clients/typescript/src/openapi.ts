@@ -32,13 +32,13 @@ export interface paths {
         };
         /**
          * The test clock (sandbox only)
-         * @description Sandbox only (`local`, `devnet`): `404 not_found` in production, whatever the headers. Authenticated by the operator secret in `X-Sweep-Secret` (SWEEP_SECRET; `503 configuration_missing` while it is not set), as the sweep. The test clock is real time plus an offset kept in the database, so every process of the deployment sees it; it never moves back. Everything that reads time follows it: letter expiry and the sweep, API-key expiry, session lifetime, rate-limit and faucet windows, retry and webhook schedules. TOTP codes stay on real time (an authenticator app does not know the test clock).
+         * @description Sandbox only (`local`, `devnet`): `404 not_found` in production, whatever the headers. Authenticated by the operator secret in `X-Sweep-Secret` (SWEEP_SECRET; `503 configuration_missing` while it is not set), as the sweep. The test clock is real time plus an offset kept in the database, so every process of the deployment sees it; it never moves back. Everything that reads time follows it: letter expiry and the sweep, API-key expiry, session lifetime, rate-limit and faucet windows, retry and webhook schedules. TOTP codes and webhook signatures (`webhook-timestamp`) stay on real time (an authenticator app and a webhook receiver check them against their own clocks).
          */
         get: operations["getTestClock"];
         put?: never;
         /**
          * Move the test clock forward (sandbox only)
-         * @description Sandbox only (`local`, `devnet`): `404 not_found` in production, whatever the headers. Authenticated by the operator secret in `X-Sweep-Secret` (SWEEP_SECRET; `503 configuration_missing` while it is not set), as the sweep. The test clock is real time plus an offset kept in the database, so every process of the deployment sees it; it never moves back. Everything that reads time follows it: letter expiry and the sweep, API-key expiry, session lifetime, rate-limit and faucet windows, retry and webhook schedules. TOTP codes stay on real time (an authenticator app does not know the test clock). `{"advanceSeconds": N}` moves it N seconds forward (1 to 34,560,000: 400 days) and answers the clock as it now reads. A letter past its `expiresAt` is expired and refunded by the next sweep (or at once by a claim, which answers `410 letter_expired`); an API key past its expiry answers `401 invalid_api_key`; a session past its 24 hours `401 session_expired`.
+         * @description Sandbox only (`local`, `devnet`): `404 not_found` in production, whatever the headers. Authenticated by the operator secret in `X-Sweep-Secret` (SWEEP_SECRET; `503 configuration_missing` while it is not set), as the sweep. The test clock is real time plus an offset kept in the database, so every process of the deployment sees it; it never moves back. Everything that reads time follows it: letter expiry and the sweep, API-key expiry, session lifetime, rate-limit and faucet windows, retry and webhook schedules. TOTP codes and webhook signatures (`webhook-timestamp`) stay on real time (an authenticator app and a webhook receiver check them against their own clocks). `{"advanceSeconds": N}` moves it N seconds forward (1 to 34,560,000: 400 days) and answers the clock as it now reads. A letter past its `expiresAt` is expired and refunded by the next sweep (or at once by a claim, which answers `410 letter_expired`); an API key past its expiry answers `401 invalid_api_key`; a session past its 24 hours `401 session_expired`.
          */
         post: operations["advanceTestClock"];
         delete?: never;
@@ -530,12 +530,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's sent letters, newest first */
+        /**
+         * The caller's sent letters, newest first
+         * @description The claim code is a bearer credential for the escrowed money: anyone holding it can claim. The sender sees `claimCode` and `claimUrl` until the claim only through a credential that may send the letter's amount (a session; a full API key without a spend limit; a key whose spend limit has at least the amount left over its rolling 24 hours) or the API key that created the letter; through any other (a `read_only` key, a key whose allowance left is below the amount) both are `null`.
+         */
         get: operations["listLetters"];
         put?: never;
         /**
          * Create a letter of value: escrow a sealed amount
-         * @description Blocks up to about 20 s until the escrow leg is confirmed and verified, then answers 201 with the letter ESCROWED; `502 escrow_unsettled` with `{letterId, txHash}` when the escrow was sent but is not settled yet. Through an API key with a spend limit, a letter whose amount would take the key past it over the last 24 hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`. With an `Idempotency-Key`, a repeat of the same request follows the letter the first one made (201 with it, or `502 escrow_unsettled` naming it while its escrow settles) and never escrows a second; the key on another request is `409 idempotency_conflict`. Sandbox magic amounts (`local`, `devnet`; ordinary amounts in production), by the last three of the six decimals, the whole amount escrowed: `…505` answers `502 escrow_unsettled` (`details: {letterId, txHash}`) and the letter reads ESCROWED soon after; `…502`, `…503` and `…504` act on its claim (see `claimLetter`).
+         * @description Blocks up to about 20 s until the escrow leg is confirmed and verified, then answers 201 with the letter ESCROWED; `502 escrow_unsettled` with `{letterId, txHash}` when the escrow was sent but is not settled yet. Through an API key with a spend limit, a letter whose amount would take the key past it over the last 24 hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`. With an `Idempotency-Key`, a repeat of the same request follows the letter the first one made (201 with it, or `502 escrow_unsettled` naming it while its escrow settles) and never escrows a second; the key on another request is `409 idempotency_conflict`. The answer shows the claim code to the credential that created the letter; later reads follow the rule of `GET /transfer/letter/{id}`. Sandbox magic amounts (`local`, `devnet`; ordinary amounts in production), by the last three of the six decimals, the whole amount escrowed: `…505` answers `502 escrow_unsettled` (`details: {letterId, txHash}`) and the letter reads ESCROWED soon after; `…502`, `…503` and `…504` act on its claim (see `claimLetter`).
          */
         post: operations["createLetter"];
         delete?: never;
@@ -612,7 +615,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One letter */
+        /**
+         * One letter
+         * @description The claim code is a bearer credential for the escrowed money: anyone holding it can claim. The sender sees `claimCode` and `claimUrl` until the claim only through a credential that may send the letter's amount (a session; a full API key without a spend limit; a key whose spend limit has at least the amount left over its rolling 24 hours) or the API key that created the letter; through any other (a `read_only` key, a key whose allowance left is below the amount) both are `null`.
+         */
         get: operations["getLetter"];
         put?: never;
         post?: never;
@@ -629,7 +635,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The printable letter (PDF): address, instructions, claim code and its QR; never the amount or memo */
+        /**
+         * The printable letter (PDF): address, instructions, claim code and its QR; never the amount or memo
+         * @description The PDF carries the claim code and its QR: a credential that may not read the code is `403 insufficient_scope`, after `404 letter_not_found` for a letter it does not see. The claim code is a bearer credential for the escrowed money: anyone holding it can claim. The sender sees `claimCode` and `claimUrl` until the claim only through a credential that may send the letter's amount (a session; a full API key without a spend limit; a key whose spend limit has at least the amount left over its rolling 24 hours) or the API key that created the letter; through any other (a `read_only` key, a key whose allowance left is below the amount) both are `null`.
+         */
         get: operations["getLetterPdf"];
         put?: never;
         post?: never;
@@ -912,7 +921,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description Events are signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` with the secret `whsec_<base64>`). The body is `{type, timestamp, data}`: `data` is the transaction, letter or wallet as this API shows it (a letter's `amount` and `memo` stay `sealed` until it is claimed). Delivered at least once, the same `webhook-id` on every retry; retried with backoff for 3 days; a 2xx within 10 s is success, redirects are not followed. The secret is shown once. At most 10 endpoints per account. Errors: `400 invalid_webhook_url`, `400 webhook_limit_reached`, `400 validation_error`.
+         * @description Events are signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` with the secret `whsec_<base64>`); `webhook-timestamp` is real time, also after the sandbox's test clock moved. The body is `{type, timestamp, data}`: `data` is the transaction, letter or wallet as this API shows it (a letter's `amount` and `memo` stay `sealed` until it is claimed). Delivered at least once, the same `webhook-id` on every retry; retried with backoff for 3 days; a 2xx within 10 s is success, redirects are not followed. The secret is shown once. At most 10 endpoints per account. Errors: `400 invalid_webhook_url`, `400 webhook_limit_reached`, `400 validation_error`.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -1060,7 +1069,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password with a reset token
-         * @description Spends the token (single use) and sets the password: every session of the account ends, two-factor stays on (the next login asks for the code), and the account is emailed a notice. Not subject to the login lock-out, which it lifts for the calling IP. Errors: `400 invalid_reset_token` (used, expired or unknown), `400 weak_password`, `429 rate_limited`.
+         * @description Spends the token (single use) and sets the password: every session of the account ends, two-factor stays on (the next login asks for the code), and the account is emailed a notice. Not subject to the login lock-out, which it lifts at the calling IP for this account alone (other accounts stay locked out there until the 15 minutes end). Errors: `400 invalid_reset_token` (used, expired or unknown), `400 weak_password`, `429 rate_limited`.
          */
         post: operations["resetPassword"];
         delete?: never;
@@ -1362,7 +1371,9 @@ export interface components {
                 walletId: string;
                 address: string;
             };
+            /** @description The sender's until the claim, through a credential that may send the letter's amount or the key that created it; null otherwise, to the claimant and in webhooks */
             claimCode: string | null;
+            /** @description The claim page with the code; null whenever `claimCode` is */
             claimUrl: string | null;
             pdfUrl: string;
             escrow: {
@@ -3546,7 +3557,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1 to 255 characters; a repeat returns the original 201 */
+                /** @description 1 to 255 characters, without a comma; a repeat returns the original 201. Sent twice (two header lines, or two values joined by a comma in one) it is `400 validation_error` */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -3673,7 +3684,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1 to 255 characters; a repeat returns the original 201 */
+                /** @description 1 to 255 characters, without a comma; a repeat returns the original 201. Sent twice (two header lines, or two values joined by a comma in one) it is `400 validation_error` */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -3800,7 +3811,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1 to 255 characters; a repeat returns the original 201 */
+                /** @description 1 to 255 characters, without a comma; a repeat returns the original 201. Sent twice (two header lines, or two values joined by a comma in one) it is `400 validation_error` */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -3928,7 +3939,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1 to 255 characters; a repeat returns the original 201 */
+                /** @description 1 to 255 characters, without a comma; a repeat returns the original 201. Sent twice (two header lines, or two values joined by a comma in one) it is `400 validation_error` */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -4560,7 +4571,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1 to 255 characters; a repeat returns the original 201 */
+                /** @description 1 to 255 characters, without a comma; a repeat returns the original 201. Sent twice (two header lines, or two values joined by a comma in one) it is `400 validation_error` */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -5210,7 +5221,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Forbidden: `account_disabled` */
+            /** @description Forbidden: `account_disabled`, `insufficient_scope` */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -33,6 +33,16 @@ function loginFailureKey(ip: string): string {
   return `login-failures:ip:${ip}`;
 }
 
+/** Counts the password resets of one account made from one IP in the current login window (its pass there). */
+function resetPassKey(ip: string, userId: string): string {
+  return `login-reset:ip:${ip}:user:${userId}`;
+}
+
+/** Failed attempts at one account from one IP under that account's reset pass. */
+function passFailureKey(ip: string, userId: string): string {
+  return `login-failures:ip:${ip}:user:${userId}`;
+}
+
 function loginLimit(deps: Deps): Limit {
   return { bucket: 'login', max: deps.config.rateLimits.loginFailuresPer15Min, windowMs: LOGIN_WINDOW_MS };
 }
@@ -53,28 +63,54 @@ export async function changeUser(
   return row;
 }
 
+/** A login attempt let through the limit, and the counter its failure goes to. */
+export interface LoginAdmission {
+  failureKey: string;
+}
+
 /**
  * The login limit counts failed attempts per IP over 15 minutes. Past it every attempt, right or wrong, answers
- * `401 invalid_credentials`: a locked-out client cannot tell lockout from a wrong password.
+ * `401 invalid_credentials`: a locked-out client cannot tell lockout from a wrong password. One exception: an
+ * account whose password was reset from this IP in the window (`grantLoginAfterReset`) may still be tried there,
+ * with a budget of its own of the same size; every other account stays locked out. `userId` is the account the
+ * attempt is for, when the caller knows it (null: only the IP's budget applies). Null when the attempt is refused.
  */
-export async function assertLoginAllowed(deps: Deps, request: RequestContext): Promise<boolean> {
+export async function admitLogin(
+  deps: Deps,
+  request: RequestContext,
+  userId: string | null = null,
+): Promise<LoginAdmission | null> {
   const limit = loginLimit(deps);
   const now = deps.clock.now();
   const hit = await deps.rateLimits.peek(loginFailureKey(request.ip), limit.windowMs, now);
   request.rateLimits.report(limit, hit, now);
-  return hit.count < limit.max;
+  if (hit.count < limit.max) return { failureKey: loginFailureKey(request.ip) };
+  if (userId === null) return null;
+  const [pass, failures] = await Promise.all([
+    deps.rateLimits.peek(resetPassKey(request.ip, userId), limit.windowMs, now),
+    deps.rateLimits.peek(passFailureKey(request.ip, userId), limit.windowMs, now),
+  ]);
+  return pass.count > 0 && failures.count < limit.max
+    ? { failureKey: passFailureKey(request.ip, userId) }
+    : null;
 }
 
-export async function recordLoginFailure(deps: Deps, request: RequestContext): Promise<void> {
-  await deps.rateLimits.hit(loginFailureKey(request.ip), LOGIN_WINDOW_MS, deps.clock.now());
+export async function recordLoginFailure(deps: Deps, admission: LoginAdmission): Promise<void> {
+  await deps.rateLimits.hit(admission.failureKey, LOGIN_WINDOW_MS, deps.clock.now());
 }
 
 /**
- * Lifts the login lock-out of the request's IP: a password reset proved the caller holds the account's email, and
- * the web app tells a locked-out person to reset, so the new password must work at once from there.
+ * After a password reset from the request's IP: its account may log in there again, whatever the IP's lock-out. The
+ * reset proved the caller holds that account's email (the web app tells a locked-out person to reset, so the new
+ * password must work at once), and nothing of any other account: guesses at those stay locked out until the window
+ * ends. Lasts as long as the lock-out: the current login window.
  */
-export async function clearLoginFailures(deps: Deps, request: RequestContext): Promise<void> {
-  await deps.rateLimits.forget(loginFailureKey(request.ip));
+export async function grantLoginAfterReset(
+  deps: Deps,
+  request: RequestContext,
+  userId: string,
+): Promise<void> {
+  await deps.rateLimits.hit(resetPassKey(request.ip, userId), LOGIN_WINDOW_MS, deps.clock.now());
 }
 
 export function invalidCredentials(): AppError {
@@ -88,11 +124,11 @@ export async function checkPassword(
   email: string,
   password: string,
 ): Promise<UserRow> {
-  const allowed = await assertLoginAllowed(deps, request);
   const user = await findUserByEmail(deps.database.db, email);
+  const admission = await admitLogin(deps, request, user?.id ?? null);
   const valid = await verifyPassword(user?.passwordHash ?? null, password);
-  if (!allowed || !user || !valid) {
-    if (allowed) await recordLoginFailure(deps, request);
+  if (!admission || !user || !valid) {
+    if (admission) await recordLoginFailure(deps, admission);
     throw invalidCredentials();
   }
   if (user.disabledAt) throw new AppError('account_disabled', 'This account is disabled.');

@@ -103,6 +103,15 @@ async function sealedLetter(caller: Caller, walletId: string, amount: string) {
   return letter as { id: string; claimCode: string };
 }
 
+/** An answer with every letter's claim code and URL withheld, as a credential that may not send it sees it. */
+function withoutClaimCodes(answer: unknown): unknown {
+  if (Array.isArray(answer)) return answer.map(withoutClaimCodes);
+  if (typeof answer !== 'object' || answer === null) return answer;
+  const entries = Object.entries(answer).map(([name, value]) => [name, withoutClaimCodes(value)]);
+  const withheld = 'claimCode' in answer ? { claimCode: null, claimUrl: null } : {};
+  return { ...Object.fromEntries(entries), ...withheld };
+}
+
 beforeAll(async () => {
   ctx = await createTestContext({ network: true, env: UNLIMITED_ENV });
   owner = await signup(ctx.app);
@@ -205,7 +214,8 @@ describe('a read-only key', () => {
     ]) {
       const [asFull, asReadOnly] = [await get(full.headers, url), await get(readOnly.headers, url)];
       expect(asReadOnly.statusCode, url).toBe(200);
-      expect(asReadOnly.json(), url).toEqual(asFull.json());
+      // Letters without their claim codes: a code is a credential to the escrowed money (below).
+      expect(asReadOnly.json(), url).toEqual(withoutClaimCodes(asFull.json()));
     }
     // A receipt is issued afresh on each read (its issuedAt differs).
     expect((await get(readOnly.headers, `/transactions/${fundOfB}/nota`)).statusCode).toBe(200);
@@ -408,6 +418,97 @@ describe('a key bound to one wallet', () => {
     );
     expect(ids).toEqual(expected.map((key: { id: string }) => key.id));
     expect(all.length).toBeGreaterThan(ids.length);
+  });
+});
+
+describe("a letter's claim code: shown only through a credential that may send its amount, or the key that created it", () => {
+  afterAll(revokeMadeKeys);
+  const withheld = { claimCode: null, claimUrl: null };
+  /** A letter of 5.00 that the owner's session sent from wallet B. */
+  let letter: { id: string; claimCode: string };
+  let keys: Record<
+    'readOnly' | 'limitBelow' | 'limitCovers' | 'limitMostlySpent' | 'full',
+    Awaited<ReturnType<typeof keyOf>>
+  >;
+  /** The letter of 6.00 that the key limited to 10 a day sent itself, as its creation answered it. */
+  let keysOwn: { id: string; claimCode: string | null };
+
+  beforeAll(async () => {
+    letter = await sealedLetter(owner, walletB.id, '5');
+    keys = {
+      readOnly: await keyOf(owner, { permissions: 'read_only' }),
+      limitBelow: await keyOf(owner, { spendLimit: { amount: '4.99', period: '24h' } }),
+      limitCovers: await keyOf(owner, { spendLimit: { amount: '5', period: '24h' } }),
+      limitMostlySpent: await keyOf(owner, { spendLimit: { amount: '10', period: '24h' } }),
+      full: await keyOf(owner, {}),
+    };
+    // 6 of its 10 spent on a letter of its own: 4 left, below the session's letter of 5.
+    const created = await sendLetter(keys.limitMostlySpent.headers, walletB.id, '6');
+    expect(created.statusCode).toBe(201);
+    keysOwn = created.json().data.letter;
+  }, 120_000);
+
+  /** The letter as `headers` reads it: by id, in the list, and as its PDF. */
+  async function readsOf(headers: Headers, id = letter.id) {
+    const one = await get(headers, `/transfer/letter/${id}`);
+    const list = await get(headers, '/transfer/letter?pageSize=100');
+    const listed = list.json().data.items.find((item: { id: string }) => item.id === id);
+    const pdf = await get(headers, `/transfer/letter/${id}/pdf`);
+    return { one, list, listed, pdf };
+  }
+
+  it('withholds it from a read-only key and from limited keys whose allowance left is below the amount: null code and URL, no PDF (403 insufficient_scope)', async () => {
+    for (const name of ['readOnly', 'limitBelow', 'limitMostlySpent'] as const) {
+      const { headers } = keys[name];
+      const { one, list, listed, pdf } = await readsOf(headers);
+      expect(one.statusCode, name).toBe(200);
+      expect(one.json().data.letter, name).toMatchObject({ id: letter.id, status: 'ESCROWED', ...withheld });
+      expect(listed, name).toMatchObject(withheld);
+      expect(errorOf(pdf), name).toMatchObject({ status: 403, code: 'insufficient_scope' });
+      for (const body of [one.body, list.body, pdf.body]) expect(body, name).not.toContain(letter.claimCode);
+    }
+  });
+
+  it('shows it to the key that created the letter, a limited key whose allowance covers it, a full key and a session', async () => {
+    const creator = keys.limitMostlySpent.headers;
+    expect(keysOwn.claimCode).toMatch(/\S/);
+    const own = await readsOf(creator, keysOwn.id);
+    expect(own.one.json().data.letter.claimCode).toBe(keysOwn.claimCode);
+    expect(own.listed.claimCode).toBe(keysOwn.claimCode);
+    expect(own.listed.claimUrl).toContain(keysOwn.claimCode);
+    expect(own.pdf.statusCode).toBe(200);
+    expect(own.pdf.headers['content-type']).toBe('application/pdf');
+    for (const [name, headers] of [
+      ['limitCovers', keys.limitCovers.headers],
+      ['full', keys.full.headers],
+      ['session', owner.headers],
+    ] as const) {
+      const { one, listed, pdf } = await readsOf(headers);
+      expect(one.json().data.letter.claimCode, name).toBe(letter.claimCode);
+      expect(listed.claimCode, name).toBe(letter.claimCode);
+      expect(listed.claimUrl, name).toContain(letter.claimCode);
+      expect(pdf.statusCode, name).toBe(200);
+    }
+    // The key's own letter is another matter for the other keys: a read-only key reads it without its code.
+    const readOnly = await readsOf(keys.readOnly.headers, keysOwn.id);
+    expect(readOnly.one.json().data.letter).toMatchObject(withheld);
+  });
+
+  it('the reported exploit: nothing a read-only key reads lets another account claim the letter', async () => {
+    const { headers } = keys.readOnly;
+    const { one, list } = await readsOf(headers);
+    const letters = [one.json().data.letter, ...list.json().data.items] as Array<{
+      claimCode: string | null;
+      claimUrl: string | null;
+    }>;
+    const codes = letters.flatMap((item) => [item.claimCode, item.claimUrl?.split('#')[1] ?? null]);
+    expect(codes.filter((code) => code !== null)).toEqual([]);
+    // The code itself still claims: the money was never at risk from anything but a leak of it.
+    const preview = await get({}, `/transfer/letter/preview?code=${encodeURIComponent(letter.claimCode)}`);
+    expect(preview.json().data.letter).toMatchObject({ status: 'ESCROWED', claimable: true });
+    expect((await get(owner.headers, `/transfer/letter/${letter.id}`)).json().data.letter.status).toBe(
+      'ESCROWED',
+    );
   });
 });
 

@@ -52,6 +52,18 @@ export async function spentLast24h(
 }
 
 /**
+ * What the credential may still send now: its limit less what it sent in the last 24 hours (never below zero); null
+ * for a credential without a limit (a session, an unlimited key). Permissions are not its business: a read-only key
+ * has no limit and sends nothing whatever this says.
+ */
+export async function allowanceLeft(deps: Deps, scope: Scope, now: Date): Promise<bigint | null> {
+  const { keyId, spendLimit: limit } = scope;
+  if (keyId === null || limit === null) return null;
+  const spent = (await spentLast24h(deps, [keyId], now)).get(keyId) ?? 0n;
+  return limit > spent ? limit - spent : 0n;
+}
+
+/**
  * Called inside the database transaction that inserts a spending row of `amount` created at `now`, before the
  * insert: takes the key's row lock (so concurrent spends of one key, in any API process, are judged one after
  * another, each seeing the ones committed before it, whatever their creation time) and refuses with `403

@@ -8,7 +8,7 @@ import { LETTER_DOCS } from './letters.docs.ts';
 import { LetterData } from './letters.routes.ts';
 import { voidLetter } from './letters.service.ts';
 import { letterPdf, mailLetter } from './mailing.service.ts';
-import { ownLetter, presentLetter, viewLetter } from './views.service.ts';
+import { ownLetter, presentLetter, printableLetter, viewLetter } from './views.service.ts';
 
 /** One letter's own routes: read it, its PDF, mail it, void it (after the claims, src/app.ts). */
 export function registerLetterActionRoutes(app: App, deps: Deps): void {
@@ -20,6 +20,7 @@ export function registerLetterActionRoutes(app: App, deps: Deps): void {
         operationId: 'getLetter',
         tags: ['Letters'],
         summary: 'One letter',
+        description: LETTER_DOCS.getLetter,
         params: IdParam,
         response: responses({ 200: LetterData }),
       },
@@ -33,12 +34,13 @@ export function registerLetterActionRoutes(app: App, deps: Deps): void {
   app.get(
     '/transfer/letter/:id/pdf',
     {
-      config: { auth: 'either', notFound: 'letter_not_found' },
+      config: { auth: 'either', notFound: 'letter_not_found', errors: ['insufficient_scope'] },
       schema: {
         operationId: 'getLetterPdf',
         tags: ['Letters'],
         summary:
           'The printable letter (PDF): address, instructions, claim code and its QR; never the amount or memo',
+        description: LETTER_DOCS.getLetterPdf,
         params: IdParam,
         produces: ['application/pdf'],
         // Sent as a Buffer, which Fastify never serializes: this only documents the body.
@@ -49,7 +51,7 @@ export function registerLetterActionRoutes(app: App, deps: Deps): void {
     },
     async (request, reply) => {
       const { principal, user } = principalOf(request);
-      const letter = await ownLetter(deps, user.id, request.params.id, principal.scope);
+      const letter = await printableLetter(deps, user.id, request.params.id, principal.scope);
       const pdf = await letterPdf(deps, letter);
       return reply
         .type('application/pdf')
@@ -110,7 +112,7 @@ export function registerLetterActionRoutes(app: App, deps: Deps): void {
       }
       const letter = await ownLetter(deps, user.id, request.params.id, principal.scope);
       const mailed = await mailLetter(deps, letter, method);
-      return ok({ letter: await presentLetter(deps, mailed, { userId: user.id }) });
+      return ok({ letter: await presentLetter(deps, mailed, { userId: user.id, scope: principal.scope }) });
     },
   );
 
@@ -142,7 +144,7 @@ export function registerLetterActionRoutes(app: App, deps: Deps): void {
       const { principal, user } = principalOf(request);
       const letter = await ownLetter(deps, user.id, request.params.id, principal.scope);
       const voided = await voidLetter(deps, letter, request.body.acknowledgeMailed === true, request.log);
-      return ok({ letter: await presentLetter(deps, voided, { userId: user.id }) });
+      return ok({ letter: await presentLetter(deps, voided, { userId: user.id, scope: principal.scope }) });
     },
   );
 }

@@ -73,7 +73,7 @@ export function registerLetterClaimRoutes(app: App, deps: Deps): void {
         request.log,
       );
       return ok({
-        letter: await presentLetter(deps, outcome.letter, { userId: user.id }),
+        letter: await presentLetter(deps, outcome.letter, { userId: user.id, scope: principal.scope }),
         transaction: toTransaction(outcome.transaction, deps.network),
       });
     },

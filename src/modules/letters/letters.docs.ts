@@ -1,7 +1,24 @@
 import { CLAIM_MAGIC_AMOUNTS, LETTER_MAGIC_AMOUNTS } from '../sandbox/sandbox.schema.ts';
 
+/**
+ * Who reads a letter's claim code (`readableCodes` in views.service.ts), said wherever the sender's view of a letter
+ * is answered.
+ */
+const CLAIM_CODE_RULE =
+  'The claim code is a bearer credential for the escrowed money: anyone holding it can claim. The sender sees ' +
+  "`claimCode` and `claimUrl` until the claim only through a credential that may send the letter's amount (a " +
+  'session; a full API key without a spend limit; a key whose spend limit has at least the amount left over its ' +
+  'rolling 24 hours) or the API key that created the letter; through any other (a `read_only` key, a key whose ' +
+  'allowance left is below the amount) both are `null`.';
+
 /** The long OpenAPI descriptions of the letter routes (src/modules/letters/letters.routes.ts), by operationId. */
 export const LETTER_DOCS = {
+  listLetters: CLAIM_CODE_RULE,
+  getLetter: CLAIM_CODE_RULE,
+  getLetterPdf:
+    'The PDF carries the claim code and its QR: a credential that may not read the code is `403 ' +
+    'insufficient_scope`, after `404 letter_not_found` for a letter it does not see. ' +
+    CLAIM_CODE_RULE,
   createLetter:
     'Blocks up to about 20 s until the escrow leg is confirmed and verified, then answers 201 with the letter ' +
     'ESCROWED; `502 escrow_unsettled` with `{letterId, txHash}` when the escrow was sent but is not settled yet. ' +
@@ -9,7 +26,8 @@ export const LETTER_DOCS = {
     'hours is `403 spend_limit_exceeded` with `details: {limit, spent, remaining, resetsAt}`. With an ' +
     '`Idempotency-Key`, a repeat of the same request follows the letter the first one made (201 with it, or ' +
     '`502 escrow_unsettled` naming it while its escrow settles) and never escrows a second; the key on another ' +
-    'request is `409 idempotency_conflict`.' +
+    'request is `409 idempotency_conflict`. The answer shows the claim code to the credential that created the ' +
+    'letter; later reads follow the rule of `GET /transfer/letter/{id}`.' +
     LETTER_MAGIC_AMOUNTS,
   getOwnClaim:
     'For the claimant only: the letter (amount and memo revealed once CLAIMED) and the claim transaction, ' +

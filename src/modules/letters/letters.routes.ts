@@ -135,7 +135,8 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
         request.log,
         idempotencyKey,
       );
-      return reply.code(201).send(ok({ letter: await presentLetter(deps, letter, { userId: user.id }) }));
+      const viewer = { userId: user.id, scope: principal.scope };
+      return reply.code(201).send(ok({ letter: await presentLetter(deps, letter, viewer) }));
     },
   );
 
@@ -147,6 +148,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
         operationId: 'listLetters',
         tags: ['Letters'],
         summary: "The caller's sent letters, newest first",
+        description: LETTER_DOCS.listLetters,
         querystring: Type.Object({
           ...PageQueryFields,
           status: Type.Optional(Type.Union(LETTER_STATUSES.map((value) => Type.Literal(value)))),
@@ -161,7 +163,7 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
       const inWallets = principal.scope.walletIds ?? undefined;
       const found = await listLetters(deps.database.db, user.id, { status, inWallets }, position, pageSize);
       return ok({
-        items: await presentLetters(deps, found.items, { userId: user.id }),
+        items: await presentLetters(deps, found.items, { userId: user.id, scope: principal.scope }),
         pageSize,
         total: found.total,
         ...pageFields(position, found),

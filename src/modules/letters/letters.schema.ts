@@ -81,8 +81,16 @@ export const Letter = Type.Object(
     isDomestic: Type.Boolean(),
     expiresAt: Timestamp,
     sender: Type.Object({ walletId: Type.String(), address: Type.String() }),
-    claimCode: Nullable(Type.String()),
-    claimUrl: Nullable(Type.String()),
+    claimCode: Nullable(
+      Type.String({
+        description:
+          "The sender's until the claim, through a credential that may send the letter's amount or the key that " +
+          'created it; null otherwise, to the claimant and in webhooks',
+      }),
+    ),
+    claimUrl: Nullable(
+      Type.String({ description: 'The claim page with the code; null whenever `claimCode` is' }),
+    ),
     pdfUrl: Type.String(),
     escrow: Type.Object(Leg),
     claim: Nullable(Type.Object({ ...Leg, claimedAt: NullableTimestamp, walletAddress: Type.String() })),
@@ -132,10 +140,11 @@ export function claimCodeContext(letterId: string): string {
 
 export interface LetterView {
   /**
-   * Whom the letter is shown to: the sender sees the claim code until the claim; nobody else ever does, and no
-   * webhook (sent to the sender's account, but the code is a secret never copied into an event).
+   * Whether the claim code (and the claim URL that carries it) is shown, until the claim: only to the sender, through
+   * a credential that may read it (`readableCodes`, views.service.ts); never to the claimant, nor in a webhook (sent
+   * to the sender's account, but the code is a secret never copied into an event).
    */
-  audience: 'sender' | 'claimant' | 'webhook';
+  showClaimCode: boolean;
   apiOrigin: string;
 }
 
@@ -158,7 +167,7 @@ export function toLetter(
   view: LetterView,
 ) {
   const revealed = row.status === 'CLAIMED';
-  const showCode = view.audience === 'sender' && !revealed && row.claimCodeSealed !== null;
+  const showCode = view.showClaimCode && !revealed && row.claimCodeSealed !== null;
   const claimCode = showCode
     ? keyring.openText(row.claimCodeSealed as string, claimCodeContext(row.id))
     : null;

@@ -1,10 +1,11 @@
 /** Who may see which letter, and how: the sender's and the claimant's views, and the public preview by code. */
-import type { LetterRow } from '../../db/schema/index.ts';
+import type { LetterRow, TransactionRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import { inScope, type Scope } from '../../lib/key-scope.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { findUserById } from '../accounts/accounts.repository.ts';
+import { allowanceLeft } from '../keys/spend.service.ts';
 import { findOwnTransaction } from '../transactions/transactions.repository.ts';
 import { toTransaction } from '../transactions/transactions.schema.ts';
 import { claimCodeHash, normalizeClaimCode } from './claim-code.ts';
@@ -14,13 +15,40 @@ import { refreshMailing } from './mailing.service.ts';
 
 export interface LetterViewer {
   userId: string;
+  /** The credential the letter is shown through: what it may send decides whether it reads a claim code. */
+  scope: Scope;
+}
+
+/**
+ * The letters' legs, and which of the letters the credential may read the claim code of. A claim code is a bearer
+ * credential for the escrowed money: reading it is as good as sending the amount. So only a credential that may
+ * send that amount now reads it (a session; a full key without a spend limit; a limited key whose allowance left
+ * over its rolling 24 hours covers it), or the key that created the letter (its escrow leg records the key). A
+ * read-only key may send nothing. Whether the caller sent the letter at all is the caller's check.
+ */
+async function readableCodes(
+  deps: Deps,
+  rows: LetterRow[],
+  scope: Scope,
+): Promise<{ legs: Map<string, TransactionRow>; mayReadCode: (row: LetterRow) => boolean }> {
+  const { keyId } = scope;
+  const legs = await legTransactions(deps.database.db, rows);
+  if (keyId === null) return { legs, mayReadCode: () => true };
+  const allowance =
+    scope.permissions === 'read_only' ? 0n : await allowanceLeft(deps, scope, deps.clock.now());
+  const createdByKey = (row: LetterRow) =>
+    row.escrowTransactionId !== null && legs.get(row.escrowTransactionId)?.apiKeyId === keyId;
+  return {
+    legs,
+    mayReadCode: (row) => allowance === null || allowance >= BigInt(row.amount) || createdByKey(row),
+  };
 }
 
 export async function presentLetters(deps: Deps, rows: LetterRow[], viewer: LetterViewer) {
-  const legs = await legTransactions(deps.database.db, rows);
+  const { legs, mayReadCode } = await readableCodes(deps, rows, viewer.scope);
   return rows.map((row) =>
     toLetter(row, legs, deps.keyring, deps.network, {
-      audience: row.userId === viewer.userId ? 'sender' : 'claimant',
+      showClaimCode: row.userId === viewer.userId && mayReadCode(row),
       apiOrigin: deps.config.publicOrigin,
     }),
   );
@@ -35,7 +63,7 @@ export async function presentLetter(deps: Deps, row: LetterRow, viewer: LetterVi
 export async function viewLetter(deps: Deps, userId: string, id: string, scope: Scope, logger: Logger) {
   const letter = await visibleLetter(deps, userId, id, scope);
   const current = letter.userId === userId ? await refreshMailing(deps, letter, logger) : letter;
-  return presentLetter(deps, current, { userId });
+  return presentLetter(deps, current, { userId, scope });
 }
 
 /** Whether the caller sent the letter: from one of its account's wallets, within its scope. */
@@ -71,6 +99,28 @@ export async function visibleLetter(
 export async function ownLetter(deps: Deps, userId: string, id: string, scope: Scope): Promise<LetterRow> {
   const row = await findLetterById(deps.database.db, id);
   if (!row || !sentBy(row, userId, scope)) throw new AppError('letter_not_found', 'No such letter.');
+  return row;
+}
+
+/**
+ * A letter the caller sent (within its scope) and may print: the PDF carries the claim code and its QR, so a
+ * credential that may not read the code (`readableCodes`) is refused with `403 insufficient_scope`.
+ */
+export async function printableLetter(
+  deps: Deps,
+  userId: string,
+  id: string,
+  scope: Scope,
+): Promise<LetterRow> {
+  const row = await ownLetter(deps, userId, id, scope);
+  const { mayReadCode } = await readableCodes(deps, [row], scope);
+  if (!mayReadCode(row)) {
+    throw new AppError(
+      'insufficient_scope',
+      "This API key may not send this letter's amount, so it may not read its claim code or print it: use the key " +
+        'that created the letter, a key whose spend limit covers the amount, or a session.',
+    );
+  }
   return row;
 }
 
@@ -110,7 +160,7 @@ export async function ownClaim(deps: Deps, userId: string, code: string, scope: 
     throw new AppError('letter_not_found', 'You have not claimed a letter with this code.');
   }
   return {
-    letter: await presentLetter(deps, letter, { userId }),
+    letter: await presentLetter(deps, letter, { userId, scope }),
     transaction: toTransaction(transaction, deps.network),
   };
 }

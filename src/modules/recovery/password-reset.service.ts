@@ -4,7 +4,7 @@ import { consume, type Limit } from '../../lib/rate-limit.ts';
 import type { RequestContext } from '../../lib/request-context.ts';
 import { randomToken, sha256Hex } from '../../lib/secrets.ts';
 import { findUserByEmail } from '../accounts/accounts.repository.ts';
-import { clearLoginFailures } from '../accounts/accounts.service.ts';
+import { grantLoginAfterReset } from '../accounts/accounts.service.ts';
 import { assertPasswordPolicy, hashPassword } from '../accounts/password.ts';
 import { passwordResetEmail, resetLinkOf } from '../notifications/emails.ts';
 import { queueEmail, queueNotice } from '../notifications/notifications.service.ts';
@@ -82,7 +82,8 @@ function invalidToken(): AppError {
  * `POST /auth/password/reset`: a new password for the account of a live reset token. The token is spent (once, also
  * under concurrent requests), with every other open token of the account; the password policy applies; the token
  * version moves on, so every session ends; two-factor stays as it is (the next login still asks for the code). The
- * login lock-out does not apply here, and the lock-out of the caller's IP is lifted so the new password works.
+ * login lock-out does not apply here, and it is lifted at the caller's IP for this account alone, so the new
+ * password works (other accounts stay locked out there: the reset proved nothing of them).
  */
 export async function resetPassword(
   deps: Deps,
@@ -110,5 +111,5 @@ export async function resetPassword(
     return updated;
   });
   deps.credentialCache?.forgetUser(user.id);
-  await clearLoginFailures(deps, request);
+  await grantLoginAfterReset(deps, request, user.id);
 }

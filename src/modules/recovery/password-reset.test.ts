@@ -271,22 +271,85 @@ describe('POST /auth/password/reset', () => {
     expect(login.headers['set-cookie']).toBeUndefined();
   });
 
-  it('is not blocked by the login lock-out, and lifts it for the IP it came from', async () => {
-    const caller = await signup(ctx.app);
+  it('is not blocked by the login lock-out, and lifts it at that IP for the account it reset alone', async () => {
+    const owner = await signup(ctx.app);
+    const victim = await signup(ctx.app);
+    const bystander = await signup(ctx.app);
+    const perWindow = ctx.deps.config.rateLimits.loginFailuresPer15Min;
+    toWindowStart(ctx.clock, 15 * 60_000);
+    const ip = freshIp();
+    const login = (caller: Caller, password: string) =>
+      post('/auth/login', { email: caller.email, password }, {}, ip);
+    for (let i = 0; i < perWindow; i++) {
+      expect(errorOf(await login(victim, `Wrong-Password-${i}`))).toMatchObject({ status: 401 });
+    }
+    // Locked out: the right password is refused as a wrong one.
+    const locked = await login(owner, owner.password);
+    expect(errorOf(locked)).toMatchObject({ status: 401, code: 'invalid_credentials' });
+    expect(locked.headers['ratelimit-remaining']).toBe('0');
+    for (let round = 0; round < 2; round++) {
+      const password = `${NEW_PASSWORD}-${round}`;
+      const token = await resetToken(owner);
+      expect((await post('/auth/password/reset', { token, newPassword: password }, {}, ip)).statusCode).toBe(
+        200,
+      );
+      // The reset proved the owner's email: the owner logs in again from that IP...
+      expect((await login(owner, password)).statusCode).toBe(200);
+      // ...and a guess at any other account from it is still refused, even a right one.
+      expect(errorOf(await login(victim, victim.password))).toMatchObject({
+        status: 401,
+        code: 'invalid_credentials',
+      });
+      expect(errorOf(await login(bystander, bystander.password))).toMatchObject({
+        status: 401,
+        code: 'invalid_credentials',
+      });
+    }
+    // Guesses at the owner's new password from that IP have a budget of their own, no larger.
+    for (let i = 0; i < perWindow; i++) await login(owner, `Wrong-Password-${i}`);
+    expect(errorOf(await login(owner, `${NEW_PASSWORD}-1`))).toMatchObject({
+      status: 401,
+      code: 'invalid_credentials',
+    });
+    // Another IP is not locked out; the next window opens this one again.
+    expect((await post('/auth/login', { email: victim.email, password: victim.password })).statusCode).toBe(
+      200,
+    );
+    ctx.clock.advance(15 * 60_000);
+    expect((await login(victim, victim.password)).statusCode).toBe(200);
+  });
+
+  it('lets that account through its second step too, while the IP stays locked out', async () => {
+    const owner = await signup(ctx.app);
+    const setup = await post('/me/totp/setup', undefined, owner.headers);
+    const secret = setup.json().data.secret as string;
+    const enable = await post('/me/totp/enable', { code: totpCode(secret, ctx.clock.now()) }, owner.headers);
+    expect(enable.statusCode).toBe(200);
+    // A later window: the next step's code is not the one enabling spent.
     toWindowStart(ctx.clock, 15 * 60_000);
     const ip = freshIp();
     for (let i = 0; i < ctx.deps.config.rateLimits.loginFailuresPer15Min; i++) {
-      await post('/auth/login', { email: caller.email, password: 'Wrong-Password-1' }, {}, ip);
+      await post(
+        '/auth/login',
+        { email: 'nobody-here@example.com', password: `Wrong-Password-${i}` },
+        {},
+        ip,
+      );
     }
-    const locked = await post('/auth/login', { email: caller.email, password: caller.password }, {}, ip);
-    expect(errorOf(locked)).toMatchObject({ status: 401, code: 'invalid_credentials' });
-    const token = await resetToken(caller);
+    const token = await resetToken(owner);
     expect(
       (await post('/auth/password/reset', { token, newPassword: NEW_PASSWORD }, {}, ip)).statusCode,
     ).toBe(200);
-    expect(
-      (await post('/auth/login', { email: caller.email, password: NEW_PASSWORD }, {}, ip)).statusCode,
-    ).toBe(200);
+    const first = await post('/auth/login', { email: owner.email, password: NEW_PASSWORD }, {}, ip);
+    expect(first.json().data).toMatchObject({ totpRequired: true });
+    const second = await post(
+      '/auth/login/totp',
+      { pendingToken: first.json().data.pendingToken, code: totpCode(secret, ctx.clock.now()) },
+      {},
+      ip,
+    );
+    expect(second.statusCode).toBe(200);
+    expect(second.headers['set-cookie']).toBeDefined();
   });
 });
 

@@ -45,7 +45,8 @@ export function registerRecoveryRoutes(app: App, deps: Deps): void {
         description:
           'Spends the token (single use) and sets the password: every session of the account ends, two-factor ' +
           'stays on (the next login asks for the code), and the account is emailed a notice. Not subject to the ' +
-          'login lock-out, which it lifts for the calling IP. Errors: `400 invalid_reset_token` (used, expired ' +
+          'login lock-out, which it lifts at the calling IP for this account alone (other accounts stay locked out ' +
+          'there until the 15 minutes end). Errors: `400 invalid_reset_token` (used, expired ' +
           'or unknown), `400 weak_password`, `429 rate_limited`.',
         body: ResetPasswordBody,
         response: responses({ 200: ResetPasswordData }),

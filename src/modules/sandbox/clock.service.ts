@@ -27,7 +27,7 @@ export async function readTestClock(deps: Deps): Promise<TestClockView> {
 /**
  * Moves the clock forward by `seconds` (1 to 400 days' worth) for every process of the deployment; it never moves
  * back. Letters past their expiry, keys and sessions past theirs, rate-limit and faucet windows, and retry schedules
- * all follow; TOTP windows stay on real time.
+ * all follow; TOTP windows and webhook signatures stay on real time.
  */
 export async function advanceTestClock(deps: Deps, seconds: number): Promise<TestClockView> {
   const clock = testClockOf(deps);

@@ -83,8 +83,9 @@ const CLOCK_DESCRIPTION =
   'operator secret in `X-Sweep-Secret` (SWEEP_SECRET; `503 configuration_missing` while it is not set), as the ' +
   'sweep. The test clock is real time plus an offset kept in the database, so every process of the deployment ' +
   'sees it; it never moves back. Everything that reads time follows it: letter expiry and the sweep, API-key ' +
-  'expiry, session lifetime, rate-limit and faucet windows, retry and webhook schedules. TOTP codes stay on real ' +
-  'time (an authenticator app does not know the test clock).';
+  'expiry, session lifetime, rate-limit and faucet windows, retry and webhook schedules. TOTP codes and webhook ' +
+  'signatures (`webhook-timestamp`) stay on real time (an authenticator app and a webhook receiver check them ' +
+  'against their own clocks).';
 
 function toTestClock(view: TestClockView) {
   return { now: iso(view.now), offsetSeconds: view.offsetSeconds };

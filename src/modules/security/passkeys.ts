@@ -15,7 +15,7 @@ import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { RequestContext } from '../../lib/request-context.ts';
 import { sha256Hex } from '../../lib/secrets.ts';
-import { assertLoginAllowed, recordLoginFailure } from '../accounts/accounts.service.ts';
+import { admitLogin, recordLoginFailure } from '../accounts/accounts.service.ts';
 import { queueNotice } from '../notifications/notifications.service.ts';
 import {
   findOwnPasskey,
@@ -360,9 +360,10 @@ export async function passkeyLogin(
   credential: AuthenticationResponseJSON,
 ): Promise<UserRow> {
   const { db } = deps.database;
-  if (!(await assertLoginAllowed(deps, request))) throw verificationFailed(401);
+  const admission = await admitLogin(deps, request);
+  if (!admission) throw verificationFailed(401);
   const fail = async (error: AppError) => {
-    await recordLoginFailure(deps, request);
+    await recordLoginFailure(deps, admission);
     return error;
   };
   let claim: ChallengeClaim;

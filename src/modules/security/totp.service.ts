@@ -5,7 +5,7 @@ import type { RequestContext } from '../../lib/request-context.ts';
 import { constantTimeEqual } from '../../lib/secrets.ts';
 import { findUserById } from '../accounts/accounts.repository.ts';
 import {
-  assertLoginAllowed,
+  admitLogin,
   changeUser,
   recordLoginFailure,
   verifyCurrentPassword,
@@ -182,13 +182,15 @@ export async function completeTotpLogin(
   code: string,
 ): Promise<UserRow> {
   const { db } = deps.database;
-  if (!(await assertLoginAllowed(deps, request))) throw invalidCode(401);
-  const fail = async () => {
-    await recordLoginFailure(deps, request);
-    return invalidCode(401);
-  };
   const now = deps.clock.now();
   const pending = await findLivePendingTotpLogin(db, pendingToken, now);
+  // The account's own reset pass applies to its second step as to its password (accounts.service.ts).
+  const admission = await admitLogin(deps, request, pending?.userId ?? null);
+  if (!admission) throw invalidCode(401);
+  const fail = async () => {
+    await recordLoginFailure(deps, admission);
+    return invalidCode(401);
+  };
   if (!pending) throw await fail();
   const user = await findUserById(db, pending.userId);
   if (!user?.totpEnabled || !user.totpSecretSealed) throw await fail();

@@ -39,8 +39,9 @@ interface QueueRequest {
 }
 
 /**
- * The request's Idempotency-Key from every value it was sent with (undefined when none). Sent twice it is refused:
- * Node joins repeated headers into one value with ", ", which would silently become a key neither copy names.
+ * The request's Idempotency-Key from every value it was sent with (undefined when none). Sent twice (two header
+ * lines, or two values joined by a comma in one) it is refused: Node joins repeated headers into one value with
+ * ", ", which would silently become a key neither copy names.
  */
 export function idempotencyKeyOf(sent: readonly string[]): string | undefined {
   if (sent.length > 1) {

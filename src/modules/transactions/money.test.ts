@@ -327,17 +327,25 @@ describe('idempotency', () => {
     expect(await count()).toBe(before + 1);
   });
 
-  it('two Idempotency-Key headers on one request: 400 validation_error naming the header, nothing queued', async () => {
+  it('two Idempotency-Key values on one request, in two header lines or joined in one: 400 validation_error naming the header, nothing queued', async () => {
     // Over a real socket: Node joins repeated headers into one value ("a, b"), which became a key neither named.
+    // HTTP reads one line of comma-joined values as those values on lines of their own (a proxy may join them).
     await ctx.app.listen({ port: 0, host: '127.0.0.1' });
     const address = ctx.app.server.address();
     const port = typeof address === 'object' && address ? address.port : 0;
     const count = async () =>
       (await ctx.app.inject({ url: '/api/v1/transactions', headers: alice.headers })).json().data.total;
     const before = await count();
+    const refused = {
+      code: 'validation_error',
+      details: [{ path: 'headers.idempotency-key', message: 'must be sent once' }],
+    };
     for (const keys of [
       ['twice-a', 'twice-a'],
       ['twice-a', 'twice-b'],
+      'joined-a, joined-b',
+      'joined-a,joined-a',
+      'joined-a,',
     ]) {
       const body = JSON.stringify({ walletId: aliceWallet.id, amount: '1' });
       const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
@@ -360,12 +368,17 @@ describe('idempotency', () => {
         sent.on('error', reject);
         sent.end(body);
       });
-      expect(answer.status, keys.join(' ')).toBe(400);
-      expect(JSON.parse(answer.body).error).toMatchObject({
-        code: 'validation_error',
-        details: [{ path: 'headers.idempotency-key', message: 'must be sent once' }],
-      });
+      expect(answer.status, String(keys)).toBe(400);
+      expect(JSON.parse(answer.body).error).toMatchObject(refused);
     }
+    // The same through app.inject, which hands Fastify the joined line as it is.
+    const joined = await post(
+      alice,
+      '/fund',
+      { walletId: aliceWallet.id, amount: '1' },
+      { 'idempotency-key': 'joined-a, joined-b' },
+    );
+    expect(errorOf(joined)).toMatchObject({ status: 400, ...refused });
     expect(await count()).toBe(before);
     // One header is a key as before.
     const once = await post(

@@ -55,7 +55,7 @@ export function eventData(deps: Deps, event: WebhookEventRow): unknown {
         event.related.map((snapshot) => rowOf(transactions, snapshot)).map((row) => [row.id, row]),
       );
       return toLetter(rowOf(letters, event.resource), legs, deps.keyring, deps.network, {
-        audience: 'webhook',
+        showClaimCode: false,
         apiOrigin: deps.config.publicOrigin,
       });
     }
@@ -96,15 +96,17 @@ export async function attemptDelivery(deps: Deps, delivery: WebhookDeliveryRow):
     findEventById(db, delivery.eventId),
   ]);
   if (!endpoint || !event) return;
-  const now = deps.clock.now();
   const body = eventBody(deps, event);
   const allowLoopback = deps.config.environment !== 'production';
+  // Signed at real time, not the test clock's: a receiver checks `webhook-timestamp` against its own clock (Standard
+  // Webhooks: within 5 minutes), and the test clock, once moved, never comes back.
+  const signedAt = deps.wallClock.now();
   const outcome = endpoint.enabled
     ? recordedOutcome(
         await postWebhook({
           url: endpoint.url,
           body,
-          headers: signedHeaders(signingSecrets(deps, endpoint), { id: event.id, timestamp: now, body }),
+          headers: signedHeaders(signingSecrets(deps, endpoint), { id: event.id, timestamp: signedAt, body }),
           allowLoopback,
         }),
         allowLoopback,

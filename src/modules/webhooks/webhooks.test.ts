@@ -16,6 +16,7 @@ import { recordEvent } from '../../db/events.ts';
 import { WEBHOOK_EVENT_TYPES, webhookDeliveries } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { startFollower } from '../incoming/follower.service.ts';
+import { advanceTestClock } from '../sandbox/clock.service.ts';
 import { startWebhookDelivery } from './delivery.service.ts';
 import { postWebhook, refusedAddress } from './sender.ts';
 import { checkEndpointUrl } from './webhooks.service.ts';
@@ -524,5 +525,19 @@ describe('deliveries', () => {
     );
     expect(letterClaimed.payload.data).toMatchObject({ amount: '3.00', memo: 'mirror', status: 'CLAIMED' });
     expect(receiver.unverified).toEqual([]);
+  });
+
+  // Last in the file: the test clock never moves back.
+  it('signs with real time after the test clock moved: the reference verifier (which checks the timestamp against real time) accepts it', async () => {
+    const dave = await signup(ctx.app);
+    const { endpoint } = await register(dave, '/after-clock-move');
+    await advanceTestClock(ctx.deps, 2 * 60 * 60);
+    expect((await call(dave, 'POST', `/webhooks/${endpoint.id}/test`)).statusCode).toBe(202);
+    const sent = await until(() => receiver.on('/after-clock-move')[0], 'the delivery after the clock moved');
+    expect(receiver.unverified.filter((line) => line.startsWith('/after-clock-move'))).toEqual([]);
+    const signedAt = Number(sent.headers['webhook-timestamp']) * 1000;
+    expect(Math.abs(signedAt - Date.now())).toBeLessThan(60_000);
+    // The event itself is dated on the service's (moved) clock, as every other timestamp it answers.
+    expect(Date.parse(sent.payload.timestamp) - Date.now()).toBeGreaterThan(60 * 60_000);
   });
 });
