@@ -103,6 +103,14 @@ export async function finish(session: Session, name: string): Promise<void> {
   expect(session.problems).toEqual([]);
 }
 
+/** The two widths every changed view is seen at: a laptop's and a phone's. */
+export const WIDTHS = [1280, 375] as const;
+
+/** The window of a test at `width`: a phone's height below 600 px wide, a laptop's above. */
+export function viewportOf(width: number): { width: number; height: number } {
+  return { width, height: width < 600 ? 812 : 900 };
+}
+
 export function uniqueEmail(tag: string): string {
   return `${tag}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}@example.com`;
 }
