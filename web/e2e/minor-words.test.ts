@@ -210,6 +210,7 @@ describe('minor words (issue 36 item 13)', () => {
       const text = (await mail.textContent()) ?? '';
       expect(text).toContain('cancelled before posting');
       expect(text).not.toContain('not yet posted');
+      expect(text).not.toContain('expected');
       await mail.scrollIntoViewIfNeeded();
       await finish(session, `mailed-voided-letter-${width}`);
     }

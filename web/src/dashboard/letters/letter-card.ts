@@ -303,7 +303,10 @@ export function letterCard(ctx: Ctx, list: LettersList, letter: Letter): HTMLEle
               { class: 'mail' },
               `${mail.deliveryMethod === 'tracked' ? 'Tracked' : 'Standard'} · ${mailStatusWords(mail.status)}`,
               mail.trackingNumber ? [' · tracking ', h('code', null, mail.trackingNumber)] : null,
-              mail.expectedDeliveryDate ? ` · expected ${formatDate(mail.expectedDeliveryDate)}` : null,
+              // A cancelled mailing is expected nowhere.
+              mail.expectedDeliveryDate && mail.status !== 'cancelled'
+                ? ` · expected ${formatDate(mail.expectedDeliveryDate)}`
+                : null,
               ` · mailed ${formatTime(mail.mailedAt)}`,
               mail.testMode ? ' · test mode (not actually printed)' : null,
             ),
