@@ -55,10 +55,14 @@ function failedRow(page: Page) {
   return page.locator(`tr[data-tx-id="${failedId}"]`);
 }
 
-/** What every view of the failed transfer must and must not say. */
+/**
+ * What every view of the failed transfer must and must not say. It reached the chain and failed there, so it reads
+ * as failed on the chain, not as "not sent" (issue 36 item 13).
+ */
 function expectNotSent(text: string): void {
-  expect(text).toContain('not sent');
-  expect(text).toContain('nothing moved');
+  expect(text).toContain('failed on the chain');
+  expect(text).not.toMatch(/not sent/i);
+  expect(text).toMatch(/nothing moved|moved nothing/);
   expect(text).toContain(failedError);
   expect(text).not.toContain('−1,000.00');
   expect(text).not.toMatch(/\bSent\b/);
@@ -74,22 +78,20 @@ describe('a FAILED transfer', () => {
     const row = failedRow(page);
     expectNotSent((await row.textContent()) ?? '');
     expect(await row.locator('.amount').textContent()).toBe('1,000.00 cSTABLE');
-    expect(await row.locator('.tx-reason').textContent()).toContain(
-      'This transfer was not sent: nothing moved.',
-    );
+    expect(await row.locator('.tx-reason').textContent()).toContain('This transfer failed on the chain.');
     await row.scrollIntoViewIfNeeded();
     await screenshot(page, 'failed-activity-1280');
 
     await row.getByRole('link', { name: /^Details/ }).click();
     const heading = page.getByRole('heading', { level: 1 });
-    await expect.poll(() => heading.textContent()).toBe('Not sent: 1,000.00 cSTABLE');
+    await expect.poll(() => heading.textContent()).toBe('Transfer failed: 1,000.00 cSTABLE');
     const details = page.locator('.tx-details');
     const detailsText = (await details.textContent()) ?? '';
     expectNotSent(detailsText);
     expect(await details.locator('.tx-amount').textContent()).toBe('1,000.00 cSTABLE');
     expect(await details.locator('.tx-direction').textContent()).toBe('Nothing moved');
     expect(detailsText).toContain('not proof of a payment');
-    expect(await page.title()).toBe('Not sent · sealpay');
+    expect(await page.title()).toBe('Transfer failed · sealpay');
     await screenshot(page, 'failed-details-1280');
 
     await page.getByRole('link', { name: 'View receipt' }).click();

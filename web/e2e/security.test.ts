@@ -192,7 +192,7 @@ describe('security settings', () => {
     await rows.filter({ hasText: 'payroll runner' }).waitFor();
     expect(await rows.filter({ hasText: 'reporting' }).textContent()).toContain('Read-only, every wallet');
     expect(await rows.filter({ hasText: 'payroll runner' }).textContent()).toContain(
-      'Full, Payroll; 10.00 a day, 0.00 used',
+      'Full, Payroll; 10.00 per 24 hours, 0.00 used',
     );
     await screenshot(page, 'api-key-scopes');
     await finish(session, 'api-key-scopes');

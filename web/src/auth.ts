@@ -6,7 +6,12 @@ import { plainError } from './errors.ts';
 import { newPasswordInput, PASSWORD_HINT } from './password.ts';
 import { forgotPasswordForm, LOCKOUT_MESSAGE, loginFailures } from './password-reset.ts';
 import type { User } from './types.ts';
-import { getPasskey, type RequestOptionsJSON, webauthnSupported } from './webauthn.ts';
+import {
+  getPasskey,
+  passkeysUnavailableReason,
+  type RequestOptionsJSON,
+  webauthnSupported,
+} from './webauthn.ts';
 
 export interface AuthPanelOptions {
   heading: string;
@@ -113,9 +118,12 @@ export function authPanel(options: AuthPanelOptions): HTMLElement {
         forgotPasswordForm(email.value.trim(), () => show('login')),
       );
     });
-    const passkey = webauthnSupported()
-      ? h('button', { type: 'button', class: 'secondary' }, 'Log in with a passkey')
-      : null;
+    // At an IP address no passkey can work: no button, and the words say where one would.
+    const unavailable = webauthnSupported() ? passkeysUnavailableReason() : null;
+    const passkey =
+      webauthnSupported() && !unavailable
+        ? h('button', { type: 'button', class: 'secondary' }, 'Log in with a passkey')
+        : null;
     passkey?.addEventListener('click', async () => {
       replace(status);
       passkey.disabled = true;
@@ -141,6 +149,7 @@ export function authPanel(options: AuthPanelOptions): HTMLElement {
       forgot,
       passkey ? h('p', { class: 'or' }, 'or') : null,
       passkey,
+      unavailable ? h('p', { class: 'muted small passkey-unavailable' }, unavailable) : null,
     );
   }
 

@@ -1,5 +1,7 @@
 import type { ErrorCode, TransactionErrorCode } from '../../src/lib/errors.ts';
 import { ApiError, type ClientErrorCode } from './api.ts';
+import { formatAmountsIn } from './money.ts';
+import { passkeysUnavailableReason } from './webauthn.ts';
 
 /**
  * Every error code the app can meet (the service's closed unions and the app's own), in plain words: a code
@@ -74,7 +76,7 @@ const PLAIN: Record<ErrorCode | TransactionErrorCode | ClientErrorCode, string |
   invalid_recipient: 'The recipient is not a valid address (0x followed by 40 hexadecimal characters).',
   idempotency_conflict: 'This request was already sent with different details. Reload and try again.',
   faucet_cap_exceeded:
-    'The sandbox faucet gives at most 1,000 test STABLE per account in any 24 hours, and this would pass it. Ask for less, or try again tomorrow.',
+    'The sandbox faucet gives at most 1,000.00 test STABLE per account in any 24 hours, and this would pass it. Ask for less, or try again tomorrow.',
   faucet_failed: 'The faucet could not fund the wallet. Nothing moved; please try again.',
   // The service names the reason (a balance too low, a refusal on-chain): shown as it gave it.
   mint_failed: null,
@@ -166,13 +168,18 @@ export function plainError(error: unknown): string {
       ];
       return parts.length ? `Please check ${parts.join('; ')}.` : (PLAIN.validation_error ?? error.message);
     }
-    return plainCode(error.code, error.message);
+    // The service's own words name amounts in its format ("5000.00"): shown in the app's ("5,000.00").
+    const named =
+      error.details && typeof error.details === 'object' ? Object.values(error.details as object) : [];
+    return plainCode(error.code, formatAmountsIn(error.message, named));
   }
   if (error instanceof DOMException) {
     if (error.name === 'NotAllowedError') return 'The passkey request was cancelled or timed out.';
     if (error.name === 'TimeoutError') return PLAIN.timeout ?? error.message;
     if (error.name === 'InvalidStateError') return 'This passkey is already registered on this device.';
-    if (error.name === 'SecurityError') return 'The browser refused this request for this site address.';
+    if (error.name === 'SecurityError') {
+      return passkeysUnavailableReason() ?? 'The browser refused this request for this site address.';
+    }
     return 'The browser could not do this. Please try again.';
   }
   // Messages the app wrote itself are plain already; the browser's own (TypeError: Failed to fetch) are not.

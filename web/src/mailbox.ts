@@ -8,11 +8,21 @@
 import type { Static } from '@sinclair/typebox';
 import type { MailboxMessage as MailboxMessageSchema } from '../../src/modules/notifications/notifications.schema.ts';
 import { ApiError, get } from './api.ts';
-import { formatTime, h, replace, showError, statusArea } from './dom.ts';
+import { type Child, formatTime, h, replace, showError, statusArea } from './dom.ts';
 import { plainError } from './errors.ts';
 
 /** A message as the service lists it (the server's schema, type only). */
 type MailboxMessage = Static<typeof MailboxMessageSchema>;
+
+/** A web address, without the sentence's punctuation after it. */
+const WEB_ADDRESS = /(https?:\/\/[^\s<>"]*[^\s<>".,;:!?)])/;
+
+/** A message's text with its web addresses as links (a reset link is followed with a click, not copied by hand). */
+function withLinks(text: string): Child[] {
+  return text
+    .split(WEB_ADDRESS)
+    .map((part, index) => (index % 2 === 1 ? h('a', { href: part, rel: 'noreferrer' }, part) : part));
+}
 
 export function mailboxPage(): HTMLElement {
   const list = h('div', { class: 'stack' });
@@ -32,7 +42,7 @@ export function mailboxPage(): HTMLElement {
                 { class: 'card', 'aria-label': message.subject },
                 h('h2', null, message.subject),
                 h('p', { class: 'muted' }, `To ${message.to} · ${formatTime(message.receivedAt)}`),
-                h('pre', null, message.text),
+                h('pre', null, withLinks(message.text)),
               ),
             ),
       );

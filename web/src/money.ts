@@ -57,13 +57,32 @@ export function subtractAmount(from: string, amount: string): string {
   return sumAmounts(from, amount.startsWith('-') ? amount.slice(1) : `-${amount}`);
 }
 
-/** Display helper: groups the integer part by thousands, leaving the digits exactly as the service sent them. */
+/**
+ * The one way the app shows an amount (issue 36: "5" and "5.00", "5000.00" and "5,000" were both seen): the integer
+ * part grouped by thousands, and at least two decimals, more only where they are not zeros ("5" → "5.00",
+ * "5000.00" → "5,000.00", "10.000402" stays). The digits are the service's (or the person's), never a float's.
+ */
 export function formatAmount(amount: string | null | undefined): string {
   if (amount === null || amount === undefined) return '—';
-  const match = /^(-?)([0-9]+)(\.[0-9]+)?$/.exec(amount);
+  const match = /^(-?)([0-9]+)(?:\.([0-9]+))?$/.exec(amount);
   if (!match) return amount;
   const [, sign = '', whole = '', fraction = ''] = match;
-  return `${sign}${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${fraction}`;
+  const decimals = fraction.replace(/0+$/, '').padEnd(2, '0');
+  return `${sign}${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${decimals}`;
+}
+
+/**
+ * A message of the service's that names amounts (`details` such as `available` and `requested`: "The wallet holds
+ * 5000.00 cSTABLE…"), with each of them in the app's format.
+ */
+export function formatAmountsIn(message: string, amounts: readonly unknown[]): string {
+  let out = message;
+  for (const amount of new Set(amounts)) {
+    if (typeof amount !== 'string' || !/^[0-9]+(?:\.[0-9]+)?$/.test(amount)) continue;
+    const escaped = amount.replace('.', '\\.');
+    out = out.replace(new RegExp(`(?<![0-9.,])${escaped}(?![0-9])`, 'g'), formatAmount(amount));
+  }
+  return out;
 }
 
 /** Gas amounts have 18 decimals: shown cut (never rounded through a float) to `digits` decimals. */

@@ -15,7 +15,8 @@ import { IN_FLIGHT, type Transaction } from './types.ts';
 export type Flow = 'in' | 'out' | 'convert' | 'waiting' | 'none';
 
 /** What the views read of a transaction's kind; `status` when known (a FAILED one moved nothing). */
-type Kind = Pick<Transaction, 'type' | 'direction'> & Partial<Pick<Transaction, 'status' | 'metadata'>>;
+type Kind = Pick<Transaction, 'type' | 'direction'> &
+  Partial<Pick<Transaction, 'status' | 'metadata' | 'txHash'>>;
 
 type TxFacts = Pick<
   Transaction,
@@ -34,6 +35,14 @@ export function failed(tx: Partial<Pick<Transaction, 'status'>>): boolean {
  */
 export function underway(tx: Partial<Pick<Transaction, 'status'>>): boolean {
   return tx.status !== undefined && IN_FLIGHT.includes(tx.status);
+}
+
+/**
+ * Whether a FAILED transaction got as far as the chain (it has a chain transaction, which moved nothing): it was
+ * sent and failed there, where one refused before the chain was never sent.
+ */
+export function failedOnChain(tx: Partial<Pick<Transaction, 'status' | 'txHash'>>): boolean {
+  return failed(tx) && typeof tx.txHash === 'string' && tx.txHash !== '';
 }
 
 /** A transaction type, as the service names it (a closed union: the words below cover every one). */
@@ -155,13 +164,20 @@ export function typeNoun(tx: Pick<Transaction, 'type'>): string {
 
 /**
  * Why a FAILED transaction moved nothing, as one sentence for every view of it: "This transfer was not sent:
- * nothing moved. <the reason in words>".
+ * nothing moved. <the reason in words>", or "This transfer failed on the chain: …" when it reached the chain.
  */
 export function failedSentence(tx: Kind & Pick<Transaction, 'errorCode' | 'error'>): string {
-  const what =
-    tx.type === 'TRANSFER' && tx.direction !== 'in' ? 'This transfer was not sent' : wordsOf(tx.type).notDone;
-  return `${what}: nothing moved. ${plainCode(tx.errorCode, tx.error)}`;
+  const what = failedOnChain(tx)
+    ? `This ${wordsOf(tx.type).noun.toLowerCase()} failed on the chain`
+    : tx.type === 'TRANSFER' && tx.direction !== 'in'
+      ? 'This transfer was not sent'
+      : wordsOf(tx.type).notDone;
+  const reason = plainCode(tx.errorCode, tx.error);
+  // Said once: the service's reason often says it already ("…: nothing moved", "the transfer moved nothing").
+  return SAYS_NOTHING_MOVED.test(reason) ? `${what}. ${reason}` : `${what}: nothing moved. ${reason}`;
 }
+
+const SAYS_NOTHING_MOVED = /nothing moved|moved nothing/i;
 
 /**
  * `direction: "in"` is money received (a transfer in, a letter claimed, a refund). A faucet payment is asked for,
@@ -183,8 +199,15 @@ export function sentOutside(tx: Partial<Pick<Transaction, 'metadata'>>): boolean
   return tx.metadata?.sentOutside === true;
 }
 
-/** What happened, in a few plain words ("Received", "Letter claimed", "Sent outside sealpay"). */
+/**
+ * What happened, in a few plain words ("Received", "Letter claimed", "Sent outside sealpay"); a failed one as not
+ * done ("Not sent"), or, when it reached the chain, as failed there ("Transfer failed"): it was sent.
+ */
 export function typeWords(tx: Kind): string {
+  if (failedOnChain(tx)) {
+    const noun = wordsOf(tx.type).noun;
+    return `${noun.charAt(0).toUpperCase()}${noun.slice(1)} failed`;
+  }
   if (failed(tx)) return wordsOf(tx.type).notDone;
   if (tx.type === 'TRANSFER') {
     if (tx.direction === 'in') return underway(tx) ? 'Arriving…' : 'Received';
@@ -248,9 +271,16 @@ export function signedAmount(tx: Kind & Pick<Transaction, 'amount' | 'token'>): 
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
-/** The other side, short: "from 0x12…abcd", "to Letter escrow", or null when there is none. */
-export function partyWords(tx: TxFacts): string | null {
-  const named = (value: string | null) => (value && ADDRESS.test(value) ? shortHex(value, 4) : value);
+/**
+ * The other side, short: "from 0x12…abcd", "to Letter escrow", or null when there is none. An address that is one
+ * of the account's own wallets is said by its name (`walletAt`): "to Savings".
+ */
+export function partyWords(
+  tx: TxFacts,
+  walletAt: (address: string) => string | null = () => null,
+): string | null {
+  const named = (value: string | null) =>
+    value && ADDRESS.test(value) ? (walletAt(value) ?? shortHex(value, 4)) : value;
   // The side it was meant for, also when it failed ("Not sent · to 0x12…abcd").
   const flow = flowOf({ type: tx.type, direction: tx.direction });
   if (flow === 'convert') return null;

@@ -61,6 +61,25 @@ export function webauthnSupported(): boolean {
   return typeof window.PublicKeyCredential === 'function' && !!navigator.credentials;
 }
 
+const IPV4 = /^\d{1,3}(?:\.\d{1,3}){3}$/;
+const LOOPBACK = /^(?:127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\])$/;
+
+/**
+ * Why passkeys cannot work on this page, or null when they can: WebAuthn takes a domain name as the relying party,
+ * and browsers refuse every ceremony at an IP address (`SecurityError: This is an invalid domain`). At a loopback
+ * address the same service answers at localhost, so the words say where to go.
+ */
+export function passkeysUnavailableReason(
+  where: Pick<Location, 'hostname' | 'port' | 'protocol'> = location,
+): string | null {
+  const host = where.hostname;
+  if (!IPV4.test(host) && !host.startsWith('[')) return null;
+  const instead = LOOPBACK.test(host)
+    ? `Open ${where.protocol}//localhost${where.port ? `:${where.port}` : ''}/ to use them.`
+    : 'Open this service at its host name to use them.';
+  return `Passkeys do not work at an IP address (${host}): WebAuthn needs a domain name such as localhost. ${instead}`;
+}
+
 /** Runs `navigator.credentials.create` for the service's registration options; returns RegistrationResponseJSON. */
 export async function createPasskey(optionsJSON: CreationOptionsJSON): Promise<Record<string, unknown>> {
   const publicKey: PublicKeyCredentialCreationOptions = {

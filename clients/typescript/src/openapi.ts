@@ -679,7 +679,7 @@ export interface paths {
         put?: never;
         /**
          * Void a letter and refund its escrow to the sending wallet
-         * @description A MAILED letter needs `acknowledgeMailed: true`: the paper letter stops working.
+         * @description A MAILED letter needs `acknowledgeMailed: true`: the paper letter stops working. The service asks the print provider to cancel its mailing, best effort; when it did, `mail.status` reads `cancelled`.
          */
         post: operations["voidLetter"];
         delete?: never;

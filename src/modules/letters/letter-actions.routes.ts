@@ -134,7 +134,9 @@ export function registerLetterActionRoutes(app: App, deps: Deps): void {
         operationId: 'voidLetter',
         tags: ['Letters'],
         summary: 'Void a letter and refund its escrow to the sending wallet',
-        description: 'A MAILED letter needs `acknowledgeMailed: true`: the paper letter stops working.',
+        description:
+          'A MAILED letter needs `acknowledgeMailed: true`: the paper letter stops working. The service asks the ' +
+          'print provider to cancel its mailing, best effort; when it did, `mail.status` reads `cancelled`.',
         params: IdParam,
         body: Type.Object({ acknowledgeMailed: Type.Optional(Type.Boolean()) }),
         response: responses({ 200: LetterData }),

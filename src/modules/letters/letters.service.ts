@@ -233,7 +233,7 @@ export function expireLetter(deps: Deps, letter: LetterRow) {
 
 /**
  * Voids an escrowed or mailed letter (a mailed one only when acknowledged) and queues its refund; a mailed letter's
- * printing is stopped if it is not too late.
+ * printing is stopped if it is not too late (its `mail.status` then reads `cancelled`).
  */
 export async function voidLetter(
   deps: Deps,
@@ -242,7 +242,7 @@ export async function voidLetter(
   logger: Logger,
 ): Promise<LetterRow> {
   const voided = await refundVoided(deps, letter, acknowledgeMailed);
-  if (letter.status === 'MAILED') await cancelMailing(deps, voided, logger);
+  if (letter.status === 'MAILED') return cancelMailing(deps, voided, logger);
   return voided;
 }
 

@@ -960,6 +960,34 @@ describe('mail', () => {
     ).toMatchObject({ status: 409, code: 'letter_not_claimable' });
   });
 
+  it('a mailed letter voided before it was posted reads mail.status cancelled, in the answer and after', async () => {
+    const letter = await createLetter({ recipient: US_RECIPIENT, claimOrigin: 'https://pay.example.com' });
+    const mailed = await post(sender, `/transfer/letter/${letter.id}/mail`, {});
+    expect(mailed.json().data.letter.mail).toMatchObject({ status: 'created' });
+    const voided = await post(sender, `/transfer/letter/${letter.id}/void`, { acknowledgeMailed: true });
+    expect(voided.statusCode, voided.body).toBe(200);
+    expect(voided.json().data.letter).toMatchObject({ status: 'VOIDED', mail: { status: 'cancelled' } });
+    expect((await get(sender, `/transfer/letter/${letter.id}`)).json().data.letter).toMatchObject({
+      status: 'VOIDED',
+      mail: { status: 'cancelled', providerId: mailed.json().data.letter.mail.providerId },
+    });
+  });
+
+  it('a mailed letter whose mailing the provider could not cancel keeps the provider’s word', async () => {
+    const letter = await createLetter({ recipient: US_RECIPIENT, claimOrigin: 'https://pay.example.com' });
+    await post(sender, `/transfer/letter/${letter.id}/mail`, {});
+    const provider = ctx.deps.mail as PrintProvider;
+    Object.assign(ctx.deps, {
+      mail: { ...provider, cancel: async () => ({ cancelled: false, reason: 'already in_transit' }) },
+    });
+    try {
+      const voided = await post(sender, `/transfer/letter/${letter.id}/void`, { acknowledgeMailed: true });
+      expect(voided.json().data.letter).toMatchObject({ status: 'VOIDED', mail: { status: 'created' } });
+    } finally {
+      Object.assign(ctx.deps, { mail: provider });
+    }
+  });
+
   it('mail and void take no body at all, an empty JSON body, or {} alike', async () => {
     const bodies: Array<{ payload?: string; headers: Record<string, string> }> = [
       { headers: {} },

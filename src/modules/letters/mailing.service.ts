@@ -117,12 +117,23 @@ export async function mailLetter(
   );
 }
 
-/** Stops the printing of a voided letter, best effort: a letter already on its way cannot be recalled. */
-export async function cancelMailing(deps: Deps, letter: LetterRow, logger: Logger): Promise<void> {
-  if (!letter.mail || !deps.mail) return;
+/** The mail block's status once the provider cancelled the mailing (the word Lob and the local sandbox use). */
+const MAIL_CANCELLED = 'cancelled';
+
+/**
+ * Stops the printing of a voided letter, best effort: a letter already on its way cannot be recalled. When the
+ * provider did cancel it, the letter's `mail.status` says so: a voided letter's mailing is never refreshed again,
+ * and its last word (`created`) would read as a letter still about to be posted.
+ */
+export async function cancelMailing(deps: Deps, letter: LetterRow, logger: Logger): Promise<LetterRow> {
+  if (!letter.mail || !deps.mail) return letter;
   const outcome = await deps.mail.cancel(letter.mail.providerId);
-  if (!outcome.cancelled)
+  if (!outcome.cancelled) {
     logger.info({ letterId: letter.id, reason: outcome.reason }, 'mailing not cancelled');
+    return letter;
+  }
+  const mail: MailRecord = { ...(letter.mail as MailRecord), status: MAIL_CANCELLED };
+  return updateLetter(deps.database.db, letter.id, { mail });
 }
 
 /** Refreshes a mailed letter's tracking from the provider, at most every 15 minutes; failures keep the old block. */

@@ -24,6 +24,14 @@ function statusWords(p: LetterPreview): { text: string; tone: string } {
   }
 }
 
+/** What follows "Amount sealed": "until you claim it" only while it can be claimed. */
+function sealedWords(p: LetterPreview): string {
+  if (p.claimable) return ' until you claim it';
+  if (p.status === 'CLAIMED' || p.status === 'CLAIMING') return ': shown only to the person who claimed it';
+  if (p.status === 'VOIDED' || p.status === 'EXPIRED') return ': it goes back to the sender, not to a claim';
+  return '';
+}
+
 /** The public preview of a letter: who sent it to whom, whether it can be claimed, the amount sealed. */
 export function previewCard(p: LetterPreview, groupedCode: string): HTMLElement {
   const words = statusWords(p);
@@ -46,13 +54,7 @@ export function previewCard(p: LetterPreview, groupedCode: string): HTMLElement 
         'dd',
         null,
         h('span', { class: 'sealed' }, 'Amount sealed'),
-        h(
-          'span',
-          { class: 'muted' },
-          p.status === 'CLAIMED' || p.status === 'CLAIMING'
-            ? ': shown only to the person who claimed it'
-            : ' until you claim it',
-        ),
+        h('span', { class: 'muted' }, sealedWords(p)),
       ),
       // A deadline only while it can still be met: not for a letter claimed, voided or expired.
       p.claimable ? [h('dt', null, 'Claim by'), h('dd', null, formatDate(p.expiresAt))] : null,

@@ -60,8 +60,33 @@ function renderPreview(p: LetterPreview): void {
   replace(previewSlot, previewCard(p, groupCode(state.code)));
 }
 
+/**
+ * After a step replaced the control that had keyboard focus (focus then falls to the page's body): focus goes to the
+ * new content's heading, the letter's preview first, else the step's, else the page's.
+ */
+function focusNewContent(): void {
+  const active = document.activeElement;
+  if (active && active !== document.body && active.isConnected) return;
+  const heading =
+    previewSlot.querySelector<HTMLElement>('h2') ??
+    stepSlot.querySelector<HTMLElement>('h2') ??
+    main.querySelector<HTMLElement>('h1');
+  if (!heading) return;
+  if (!heading.hasAttribute('tabindex')) heading.setAttribute('tabindex', '-1');
+  heading.focus();
+}
+
+/** Keyboard focus on a step's heading (it is new content: a screen reader reads on from there). */
+function focusHeading(step: HTMLElement): void {
+  const heading = step.querySelector<HTMLElement>('h2');
+  if (!heading) return;
+  heading.setAttribute('tabindex', '-1');
+  heading.focus();
+}
+
 // ------------------------------------------------------------------------------------------------- steps
-function codeEntry(message?: string): void {
+/** The code form; after a refused look-up, with the reason and the code as typed (one wrong character to fix). */
+function codeEntry(message?: string, typed = ''): void {
   const input = h('input', {
     type: 'text',
     autocomplete: 'off',
@@ -71,6 +96,7 @@ function codeEntry(message?: string): void {
     maxlength: 64,
     class: 'code-input',
     placeholder: 'XXXX-XXXX-XXXX-XXXX-XXXX-XXXX-XXXX',
+    value: typed,
   });
   const submit = h('button', { type: 'submit' }, 'Look up letter');
   const form = h(
@@ -80,14 +106,16 @@ function codeEntry(message?: string): void {
     field('Claim code', input, '28 letters and digits, printed on the letter in 7 groups of 4.'),
     submit,
   );
-  form.addEventListener('submit', (event) => {
+  form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    void lookUp(input.value);
+    await lookUp(input.value);
+    focusNewContent();
   });
   replace(previewSlot);
   replace(stepSlot, form);
   if (message) showError(status, message);
   input.focus();
+  input.setSelectionRange(typed.length, typed.length);
 }
 
 async function lookUp(raw: string): Promise<void> {
@@ -96,6 +124,7 @@ async function lookUp(raw: string): Promise<void> {
   if (!CROCKFORD.test(normalized)) {
     codeEntry(
       plainError(new ApiError({ status: 400, code: 'invalid_claim_code', message: 'Invalid claim code.' })),
+      raw,
     );
     return;
   }
@@ -109,7 +138,7 @@ async function lookUp(raw: string): Promise<void> {
       (error.code === 'letter_not_found' || error.code === 'invalid_claim_code')
     ) {
       sessionStorage.removeItem(STORAGE_KEY);
-      codeEntry(plainError(error));
+      codeEntry(plainError(error), raw);
     } else {
       replace(stepSlot);
       showError(status, plainError(error));
@@ -184,7 +213,7 @@ async function claimedStep(): Promise<void> {
           mode: 'login',
           onSignedIn: (signedIn) => {
             state.user = signedIn;
-            void claimedStep();
+            void claimedStep().then(focusNewContent);
           },
         }),
       ),
@@ -319,20 +348,38 @@ function ownLetterStep(): void {
   replace(stepSlot, section);
 }
 
-/** Just signed in from this page: a person without a wallet (a new account) claims at once, into a new one. */
+/**
+ * Just signed in from this page: a person without a wallet (a new account) claims at once, into a new one. The
+ * sign-in form is gone, so keyboard focus goes to the heading of what replaced it.
+ */
 async function afterSignIn(): Promise<void> {
   if (await sentBySignedIn()) {
     ownLetterStep();
+    focusHeading(stepSlot);
     return;
   }
   const wallets = await ownWallets();
-  if (wallets === null) return;
-  if (wallets.length > 0) {
-    await walletStep(wallets);
+  if (wallets === null) {
+    focusNewContent();
     return;
   }
+  if (wallets.length > 0) {
+    await walletStep(wallets);
+    focusHeading(stepSlot);
+    return;
+  }
+  const headingId = uid('h');
   const working = h('p', { class: 'muted' }, 'Creating your wallet and claiming…');
-  replace(stepSlot, h('section', { class: 'card', 'aria-label': 'Claiming' }, working));
+  replace(
+    stepSlot,
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': headingId },
+      h('h2', { id: headingId }, 'Claiming'),
+      working,
+    ),
+  );
+  focusHeading(stepSlot);
   await claim(NEW_WALLET, working, []);
 }
 
@@ -515,10 +562,16 @@ async function claim(choice: string, trigger: HTMLElement, wallets: Wallet[]): P
       await afterClaimMoved();
       return;
     }
-    showError(status, plainError(error));
-    if (trigger instanceof HTMLButtonElement) enableAgain(trigger);
-    // A one-step claim that failed: offer the choice again (the wallet it made is kept, not made twice).
-    else await walletStep(state.createdForClaim ? [...wallets, state.createdForClaim] : wallets);
+    if (trigger instanceof HTMLButtonElement) {
+      showError(status, plainError(error));
+      enableAgain(trigger);
+    } else {
+      // A one-step claim that failed: offer the choice again (the wallet it made is kept, not made twice), with
+      // the reason above it (the wallet step starts by clearing the messages, so the reason comes after it).
+      await walletStep(state.createdForClaim ? [...wallets, state.createdForClaim] : wallets);
+      showError(status, plainError(error));
+      focusHeading(stepSlot);
+    }
     status.scrollIntoView({ block: 'nearest' });
   }
 }

@@ -16,3 +16,8 @@ export function walletName(ctx: Ctx, walletId: string): string {
   const wallet = ctx.wallets.find((w) => w.id === walletId);
   return wallet ? wallet.label : walletId;
 }
+
+/** The label of the account's own wallet at `address`, or null when it is not one of them. */
+export function walletNameAt(ctx: Ctx, address: string): string | null {
+  return ctx.wallets.find((w) => w.address.toLowerCase() === address.toLowerCase())?.label ?? null;
+}

@@ -90,8 +90,8 @@ function addressLine(letter: Letter): string {
 }
 
 /**
- * A start button that gives way, in its place, to a confirmation form; the form's cancel button (`cancelLabel`) puts
- * the start button back, focused. `open` builds the form around that cancel button and names what takes focus.
+ * A start button that gives way, in its place, to a confirmation form; the form's cancel button (`cancelLabel`), or
+ * Escape, puts the start button back, focused. `open` builds the form around that cancel button and names what takes focus.
  */
 function confirmStep(
   slotClass: string,
@@ -107,6 +107,12 @@ function confirmStep(
       start.focus();
     });
     const { form, focus } = open(cancel);
+    // Escape closes it as its cancel button does (it is a dialog in all but name).
+    form.addEventListener('keydown', (event) => {
+      if (event.key !== 'Escape') return;
+      event.preventDefault();
+      cancel.click();
+    });
     replace(slot, form);
     focus.focus();
   });
@@ -297,7 +303,10 @@ export function letterCard(ctx: Ctx, list: LettersList, letter: Letter): HTMLEle
               { class: 'mail' },
               `${mail.deliveryMethod === 'tracked' ? 'Tracked' : 'Standard'} · ${mailStatusWords(mail.status)}`,
               mail.trackingNumber ? [' · tracking ', h('code', null, mail.trackingNumber)] : null,
-              mail.expectedDeliveryDate ? ` · expected ${formatDate(mail.expectedDeliveryDate)}` : null,
+              // A cancelled mailing is expected nowhere.
+              mail.expectedDeliveryDate && mail.status !== 'cancelled'
+                ? ` · expected ${formatDate(mail.expectedDeliveryDate)}`
+                : null,
               ` · mailed ${formatTime(mail.mailedAt)}`,
               mail.testMode ? ' · test mode (not actually printed)' : null,
             ),

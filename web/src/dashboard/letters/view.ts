@@ -115,6 +115,21 @@ export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
 
   const createHeading = uid('h');
   const listHeading = uid('h');
+  const newLetter = h(
+    'section',
+    { class: 'card', 'aria-labelledby': createHeading },
+    h('h2', { id: createHeading, tabindex: -1 }, 'New letter'),
+    createForm(ctx, list),
+  );
+  // The form comes after the list (below, on a phone), so after every control of every card: this button, first
+  // in tab order and on screen, takes a person there in one step.
+  const toForm = h('button', { type: 'button', class: 'secondary new-letter' }, 'New letter');
+  toForm.addEventListener('click', () => {
+    const first =
+      newLetter.querySelector<HTMLElement>('select, input, textarea') ?? newLetter.querySelector('h2');
+    first?.scrollIntoView({ block: 'center' });
+    first?.focus();
+  });
   return h(
     'div',
     { class: 'view' },
@@ -124,6 +139,7 @@ export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
       { class: 'lead' },
       'Escrow an amount in the vault, then print and mail the letter or hand over its code. The recipient claims it into their own wallet. Until then the memo stays sealed, and only you see the amount.',
     ),
+    h('p', { class: 'actions' }, toForm),
     // The list first (in reading order and on screen): on a phone, a person who comes back finds their letters
     // before a long form.
     h(
@@ -136,12 +152,7 @@ export async function lettersView(ctx: Ctx): Promise<HTMLElement> {
         list.status,
         element,
       ),
-      h(
-        'section',
-        { class: 'card', 'aria-labelledby': createHeading },
-        h('h2', { id: createHeading }, 'New letter'),
-        createForm(ctx, list),
-      ),
+      newLetter,
     ),
   );
 }

@@ -41,9 +41,11 @@ export function apiKeys(ctx: Ctx): HTMLElement {
               h(
                 'tr',
                 null,
-                ['Name', 'Key', 'Scope', 'Created', 'Last used', 'Expires', ''].map((c) =>
+                ['Name', 'Key', 'Scope', 'Created', 'Last used', 'Expires'].map((c) =>
                   h('th', { scope: 'col' }, c),
                 ),
+                // The revoke buttons' column: named for screen readers, blank on screen.
+                h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Action')),
               ),
             ),
             h('tbody', null, active.map(keyRow)),

@@ -1,5 +1,5 @@
 /**
- * An API key's scope (what it may do, which wallets, how much a day): the fields of the create form and the words
+ * An API key's scope (what it may do, which wallets, how much in any 24 hours): the fields of the create form and the words
  * of the list.
  */
 
@@ -104,7 +104,7 @@ export function describeScope(ctx: Ctx, key: ApiKeyRecord): string {
   const may = key.permissions === 'read_only' ? 'Read-only' : 'Full';
   const wallets = key.walletIds ? key.walletIds.map((id) => walletName(ctx, id)).join(', ') : 'every wallet';
   const limit = key.spendLimit
-    ? `; ${formatAmount(key.spendLimit.amount)} a day, ${formatAmount(key.spentLast24h ?? '0')} used`
+    ? `; ${formatAmount(key.spendLimit.amount)} per 24 hours, ${formatAmount(key.spentLast24h ?? '0')} used`
     : '';
   return `${may}, ${wallets}${limit}`;
 }

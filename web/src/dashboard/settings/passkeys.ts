@@ -15,7 +15,12 @@ import {
 } from '../../dom.ts';
 import { plainError } from '../../errors.ts';
 import type { PasskeyRecord } from '../../types.ts';
-import { type CreationOptionsJSON, createPasskey, webauthnSupported } from '../../webauthn.ts';
+import {
+  type CreationOptionsJSON,
+  createPasskey,
+  passkeysUnavailableReason,
+  webauthnSupported,
+} from '../../webauthn.ts';
 
 export function passkeys(): HTMLElement {
   const list = h('div');
@@ -119,11 +124,16 @@ export function passkeys(): HTMLElement {
     await load();
   });
   void load().catch((error) => showError(status, plainError(error)));
+  const unavailable = passkeysUnavailableReason();
   return section(
     'Passkeys',
     h('p', null, 'Log in without a password, with your device’s screen lock or a security key.'),
     list,
-    webauthnSupported() ? form : h('p', { class: 'muted' }, 'This browser does not support passkeys.'),
+    !webauthnSupported()
+      ? h('p', { class: 'muted' }, 'This browser does not support passkeys.')
+      : unavailable
+        ? h('p', { class: 'muted passkey-unavailable' }, unavailable)
+        : form,
     status,
   );
 }

@@ -15,7 +15,7 @@ import {
   typeWords,
 } from '../../transactions.ts';
 import { IN_FLIGHT, type Page, type Transaction } from '../../types.ts';
-import { type Ctx, walletName } from '../context.ts';
+import { type Ctx, walletName, walletNameAt } from '../context.ts';
 
 const PAGE_SIZE = 10;
 
@@ -62,7 +62,7 @@ export function activityList(
     const flow = flowOf(tx);
     const arrow = FLOW_ARROWS[flow];
     const words = typeWords(tx);
-    const party = partyWords(tx);
+    const party = partyWords(tx, (address) => walletNameAt(ctx, address));
     const details = h(
       'a',
       { href: `#/transaction/${encodeURIComponent(tx.id)}`, class: 'details-link' },
@@ -80,7 +80,8 @@ export function activityList(
           'span',
           { class: 'what-head' },
           h('span', { class: `flow flow-${flow}`, title: arrow.words, 'aria-hidden': 'true' }, arrow.symbol),
-          h('span', { class: 'visually-hidden' }, `${arrow.words}: `),
+          // A failed row's reason says "nothing moved" already: the arrow's words once, not twice.
+          failed(tx) ? null : h('span', { class: 'visually-hidden' }, `${arrow.words}: `),
           h('span', { class: 'tx-words' }, words),
         ),
         party ? h('span', { class: 'muted party' }, ` ${party}`) : null,

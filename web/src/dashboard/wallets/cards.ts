@@ -1,7 +1,7 @@
 /** The wallet cards: address, gas and public balances (polled), and the confidential balance revealed on demand. */
 
 import { get, post, query } from '../../api.ts';
-import { copyButton, h, middleTruncated, replace, showFailure, uid } from '../../dom.ts';
+import { copyButton, h, labelledButton, middleTruncated, replace, showFailure, uid } from '../../dom.ts';
 import { formatAmount, formatGas } from '../../money.ts';
 import type { Balance, GasRecord, Wallet } from '../../types.ts';
 import type { Ctx } from '../context.ts';
@@ -117,17 +117,10 @@ export function walletCards(ctx: Ctx, status: HTMLElement, walletsChanged: () =>
     cells.set(wallet.id, row);
     fillPublic(wallet);
     fillConfidential(wallet, row.confidential, headingId);
+    // Its name starts with what it shows (WCAG 2.5.3, label in name), the wallet named after it for screen readers.
     const primary = wallet.isPrimary
       ? null
-      : h(
-          'button',
-          {
-            type: 'button',
-            class: 'secondary small',
-            'aria-label': `Make ${wallet.label} the primary wallet`,
-          },
-          'Make primary',
-        );
+      : labelledButton('Make primary', `(${wallet.label})`, { class: 'secondary small' });
     primary?.addEventListener('click', async () => {
       try {
         await post(`/wallets/${wallet.id}/primary`);

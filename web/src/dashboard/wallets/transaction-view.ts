@@ -32,7 +32,7 @@ import {
   underwaySentence,
 } from '../../transactions.ts';
 import { IN_FLIGHT, type Transaction } from '../../types.ts';
-import { type Ctx, walletName } from '../context.ts';
+import { type Ctx, walletName, walletNameAt } from '../context.ts';
 
 const IN_FLIGHT_POLL_MS = 2000;
 
@@ -125,7 +125,7 @@ function history(tx: Transaction): HTMLElement {
 function detailsOf(ctx: Ctx, tx: Transaction, status: HTMLElement): HTMLElement {
   const flow = flowOf(tx);
   const words = typeWords(tx);
-  const party = partyWords(tx);
+  const party = partyWords(tx, (address) => walletNameAt(ctx, address));
   const gasTxHash = typeof tx.metadata?.gasTxHash === 'string' ? tx.metadata.gasTxHash : null;
   const letterId = typeof tx.metadata?.letterId === 'string' ? tx.metadata.letterId : null;
   const hashes: HTMLElement[] = [];
@@ -222,7 +222,13 @@ function detailsOf(ctx: Ctx, tx: Transaction, status: HTMLElement): HTMLElement 
       h('h2', { id: 'tx-chain' }, 'On the chain'),
       hashes.length > 0
         ? h('dl', { class: 'facts hashes' }, hashes)
-        : h('p', { class: 'muted' }, 'No chain transaction yet.'),
+        : h(
+            'p',
+            { class: 'muted' },
+            failed(tx)
+              ? 'No chain transaction. It failed before reaching the chain: nothing was sent.'
+              : 'No chain transaction yet.',
+          ),
       h(
         'dl',
         { class: 'facts' },
