@@ -8,7 +8,7 @@ import { isFromThisMachine } from '../../http/request-context.ts';
 import type { App } from '../../http/types.ts';
 import { isAppError } from '../../lib/errors.ts';
 import { MailboxMessage, MailboxQuery } from './notifications.schema.ts';
-import { type MailboxReader, readMailbox } from './notifications.service.ts';
+import { hasLocalMailbox, type MailboxReader, readMailbox } from './notifications.service.ts';
 
 /**
  * The account of the request's session cookie, or null: no cookie, a session that ended, or a disabled account. An
@@ -44,6 +44,8 @@ export function registerNotificationRoutes(
     {
       config: { auth: 'none', errors: ['not_found'] },
       schema: {
+        // Where there is no local mailbox (production, SMTP) the route answers only 404: not in the document.
+        hide: !hasLocalMailbox(deps),
         tags: ['Sandbox'],
         operationId: 'listMailboxMessages',
         summary: 'The local mailbox (sandbox only; local, or your own messages)',
