@@ -6,7 +6,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import scalarReference from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Deps } from './deps.ts';
-import { API_REFERENCE_CONFIGURATION, withPageLanguage } from './http/api-reference.ts';
+import {
+  API_REFERENCE_CONFIGURATION,
+  contentSecurityPolicyOf,
+  withPageLanguage,
+} from './http/api-reference.ts';
 import { installAuth } from './http/auth.ts';
 import { ErrorEnvelope, ok } from './http/envelope.ts';
 import {
@@ -76,21 +80,6 @@ function trustProxyOf(
 ): false | string[] | ((address: string, hop: number) => boolean) {
   return typeof trusted === 'number' ? (_address, hop) => hop < trusted : trusted;
 }
-
-/** `Content-Security-Policy` of the API reference: its own script and styles, nothing framed, nothing remote. */
-const DOCS_CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self' 'unsafe-inline'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "worker-src 'self' blob:",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "object-src 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
 
 /**
  * Headers on every answer: `nosniff` everywhere; `Cache-Control: no-store` on every API answer that did not choose
@@ -209,9 +198,12 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
 
   await app.register(async (docs) => {
     docs.addHook('onSend', async (_request, reply, payload) => {
-      reply.header('content-security-policy', DOCS_CONTENT_SECURITY_POLICY);
+      const page = withPageLanguage(payload);
+      reply.header('content-security-policy', contentSecurityPolicyOf(page));
       reply.header('x-frame-options', 'DENY');
-      return withPageLanguage(payload);
+      // As the web app's pages: the reference's address goes to no other site.
+      reply.header('referrer-policy', 'no-referrer');
+      return page;
     });
     await docs.register(scalarReference, {
       routePrefix: '/docs',
