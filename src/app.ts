@@ -20,6 +20,7 @@ import {
   sendError,
   writeClientError,
 } from './http/errors.ts';
+import { installHostCheck } from './http/host-check.ts';
 import { installInputChecks, installJsonParser } from './http/input.ts';
 import { configuredSecrets, createRedactor, loggerOptions } from './http/logger.ts';
 import { installMetrics } from './http/metrics.ts';
@@ -122,6 +123,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
   app.server.on('connect', refuseConnect);
   installJsonParser(app);
   installInputChecks(app);
+  installHostCheck(app, config);
   installErrorHandling(app);
   app.addHook('onSend', (request, reply, payload, done) => {
     setSecurityHeaders(request, reply);

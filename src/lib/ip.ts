@@ -77,3 +77,14 @@ export function isLoopbackAddress(address: string | undefined): boolean {
   const plain = address === undefined ? null : plainAddress(address);
   return plain !== null && loopback.check(plain.address, plain.family);
 }
+
+/**
+ * Whether a host name names this machine: `localhost` and its subdomains (RFC 6761: resolved to the loopback, never
+ * asked of DNS), or a loopback address (`127.0.0.1`, `[::1]`, brackets or not).
+ */
+export function isLoopbackName(name: string): boolean {
+  const host = name.toLowerCase().replace(/\.$/, '');
+  return (
+    host === 'localhost' || host.endsWith('.localhost') || isLoopbackAddress(host.replace(/^\[(.*)\]$/, '$1'))
+  );
+}
