@@ -75,7 +75,7 @@ export interface paths {
         put?: never;
         /**
          * Log in with email and password
-         * @description With TOTP on, answers `{totpRequired: true, pendingToken}` and sets no cookie.
+         * @description With TOTP on, answers `{totpRequired: true, pendingToken}` and sets no cookie. A wrong password, an unknown email and a locked-out IP are alike `401 invalid_credentials`; a disabled account is `403 account_disabled` whether its password is right or wrong.
          */
         post: operations["logIn"];
         delete?: never;
@@ -1078,7 +1078,7 @@ export interface paths {
         };
         /**
          * The local mailbox (sandbox only; local, or your own messages)
-         * @description What the service would have emailed (password reset links, security notices), newest first, on the sandbox networks without `SMTP_URL`: the messages kept under `DATA_DIR/mailbox`. Like a local mail catcher it is the developer's own inbox. With a browser session (from anywhere) it lists only the messages to the signed-in account's email; a `to` naming another address finds none. Without a session it answers only requests straight from the machine the service runs on: the TCP peer is a loopback address and the request carries no `X-Forwarded-For`, `Forwarded`, `X-Real-IP` or `Via` header, whatever `TRUST_PROXY` says. API keys do not count. Every other request, and every request wherever email goes out over SMTP or is not configured (always in production), is `404 not_found`.
+         * @description What the service would have emailed (password reset links, security notices), newest first, on the sandbox networks without `SMTP_URL`: the messages kept under `DATA_DIR/mailbox`. Like a local mail catcher it is the developer's own inbox. With a browser session (from anywhere) it lists only the messages to the signed-in account's email; a `to` naming another address finds none. Without a session it answers only requests straight from the machine the service runs on: the TCP peer is a loopback address, the request carries no `X-Forwarded-For`, `Forwarded`, `X-Real-IP` or `Via` header, whatever `TRUST_PROXY` says, and its `Host` is the public origin's host or a loopback name (`localhost`, `127.0.0.1`, `[::1]`; against DNS rebinding). API keys do not count. Every other request, and every request wherever email goes out over SMTP or is not configured (always in production), is `404 not_found`.
          */
         get: operations["listMailboxMessages"];
         put?: never;
@@ -1540,6 +1540,19 @@ export interface operations {
                 };
             };
             /** @description Error: `{ok: false, error: string}` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: false;
+                        error: string;
+                    };
+                };
+            };
+            /** @description Error: `{ok: false, error: string}` */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1582,6 +1595,19 @@ export interface operations {
             };
             /** @description Error: `{ok: false, error: string}` */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: false;
+                        error: string;
+                    };
+                };
+            };
+            /** @description Error: `{ok: false, error: string}` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1641,6 +1667,15 @@ export interface operations {
             };
             /** @description Unauthorized: `unauthenticated` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1726,6 +1761,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1825,6 +1869,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1932,6 +1985,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -2022,6 +2084,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -2102,6 +2173,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -2166,6 +2246,15 @@ export interface operations {
             };
             /** @description Forbidden: `account_disabled` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2269,6 +2358,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -2365,6 +2463,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -2429,6 +2536,15 @@ export interface operations {
             };
             /** @description Forbidden: `account_disabled` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2556,6 +2672,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -2656,6 +2781,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -2712,6 +2846,15 @@ export interface operations {
             };
             /** @description Bad Request: `invalid_request`, `validation_error` */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2783,6 +2926,15 @@ export interface operations {
             };
             /** @description Forbidden: `account_disabled` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2898,6 +3050,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -2974,6 +3135,15 @@ export interface operations {
             };
             /** @description Not Found: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3099,6 +3269,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -3174,6 +3353,15 @@ export interface operations {
             };
             /** @description Not Found: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3286,6 +3474,15 @@ export interface operations {
             };
             /** @description Not Found: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3416,6 +3613,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -3515,6 +3721,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3633,6 +3848,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3760,6 +3984,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3895,6 +4128,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -4022,6 +4264,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -4128,6 +4379,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -4203,6 +4463,15 @@ export interface operations {
             };
             /** @description Not Found: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4299,6 +4568,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -4345,6 +4623,15 @@ export interface operations {
             };
             /** @description Bad Request: `invalid_request`, `validation_error` */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4451,6 +4738,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -4529,6 +4825,15 @@ export interface operations {
             };
             /** @description Forbidden: `account_disabled` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4660,6 +4965,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -4751,6 +5065,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -4827,6 +5150,15 @@ export interface operations {
             };
             /** @description Not Found: `letter_not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4958,6 +5290,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -5058,6 +5399,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Internal Server Error: `internal_error` */
             500: {
                 headers: {
@@ -5140,6 +5490,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -5209,6 +5568,15 @@ export interface operations {
             };
             /** @description Not Found: `letter_not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5327,6 +5695,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5476,6 +5853,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -5570,6 +5956,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5675,6 +6070,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -5766,6 +6170,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5871,6 +6284,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -5968,6 +6390,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -6032,6 +6463,15 @@ export interface operations {
             };
             /** @description Forbidden: `account_disabled` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6132,6 +6572,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6245,6 +6694,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -6330,6 +6788,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6455,6 +6922,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -6528,6 +7004,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6644,6 +7129,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -6708,6 +7202,15 @@ export interface operations {
             };
             /** @description Forbidden: `account_disabled` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6816,6 +7319,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -6891,6 +7403,15 @@ export interface operations {
             };
             /** @description Not Found: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6993,6 +7514,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7111,6 +7641,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -7206,6 +7745,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7313,6 +7861,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -7394,6 +7951,15 @@ export interface operations {
             };
             /** @description Not Found: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7502,6 +8068,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -7576,6 +8151,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7663,6 +8247,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -7722,6 +8315,15 @@ export interface operations {
             };
             /** @description Not Found: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
