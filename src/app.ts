@@ -6,7 +6,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import scalarReference from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Deps } from './deps.ts';
-import { API_REFERENCE_CONFIGURATION, withPageLanguage } from './http/api-reference.ts';
+import {
+  API_REFERENCE_CONFIGURATION,
+  contentSecurityPolicyOf,
+  withPageLanguage,
+} from './http/api-reference.ts';
 import { installAuth } from './http/auth.ts';
 import { ErrorEnvelope, ok } from './http/envelope.ts';
 import {
@@ -16,6 +20,7 @@ import {
   sendError,
   writeClientError,
 } from './http/errors.ts';
+import { installHostCheck } from './http/host-check.ts';
 import { installInputChecks, installJsonParser } from './http/input.ts';
 import { configuredSecrets, createRedactor, loggerOptions } from './http/logger.ts';
 import { installMetrics } from './http/metrics.ts';
@@ -77,21 +82,6 @@ function trustProxyOf(
   return typeof trusted === 'number' ? (_address, hop) => hop < trusted : trusted;
 }
 
-/** `Content-Security-Policy` of the API reference: its own script and styles, nothing framed, nothing remote. */
-const DOCS_CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self' 'unsafe-inline'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "worker-src 'self' blob:",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "object-src 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
-
 /**
  * Headers on every answer: `nosniff` everywhere; `Cache-Control: no-store` on every API answer that did not choose
  * its own (keys, exported wallets, TOTP secrets, balances); HSTS when the public origin is https. Set by an onSend
@@ -133,6 +123,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
   app.server.on('connect', refuseConnect);
   installJsonParser(app);
   installInputChecks(app);
+  installHostCheck(app, config);
   installErrorHandling(app);
   app.addHook('onSend', (request, reply, payload, done) => {
     setSecurityHeaders(request, reply);
@@ -209,9 +200,12 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Ap
 
   await app.register(async (docs) => {
     docs.addHook('onSend', async (_request, reply, payload) => {
-      reply.header('content-security-policy', DOCS_CONTENT_SECURITY_POLICY);
+      const page = withPageLanguage(payload);
+      reply.header('content-security-policy', contentSecurityPolicyOf(page));
       reply.header('x-frame-options', 'DENY');
-      return withPageLanguage(payload);
+      // As the web app's pages: the reference's address goes to no other site.
+      reply.header('referrer-policy', 'no-referrer');
+      return page;
     });
     await docs.register(scalarReference, {
       routePrefix: '/docs',

@@ -3,6 +3,7 @@
  * whose text and method badges meet WCAG AA contrast, targets of at least 24 px, and a name on the buttons Scalar
  * leaves without one (its code-block copy buttons).
  */
+import { createHash } from 'node:crypto';
 
 /** Scalar's light palette, darkened where its greys and method colours fall under 4.5:1 on its backgrounds. */
 const ACCESSIBLE_CSS = `
@@ -56,6 +57,42 @@ export const API_REFERENCE_CONFIGURATION = {
   mcp: { disabled: true },
   onLoaded: nameUnnamedButtons,
 };
+
+/** `Content-Security-Policy` of the API reference: its own scripts and styles, nothing framed, nothing remote. */
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self' blob:",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "object-src 'none'",
+  "frame-ancestors 'none'",
+];
+
+/** A `<script>` without `src`: its text is what a CSP hash source covers. */
+const INLINE_SCRIPT = /<script(?![^>]*\ssrc=)[^>]*>([\s\S]*?)<\/script>/g;
+
+/**
+ * The policy of one answer under `/docs`. Scripts come from the service alone; Scalar's page starts its bundle
+ * with one inline script (`Scalar.createApiReference(…)`, written from the configuration above), allowed by its
+ * SHA-256 rather than by `'unsafe-inline'`, so no other inline script (an injected one) runs. The hash is taken
+ * of the page as sent: a Scalar upgrade that changes its bootstrap keeps working.
+ */
+export function contentSecurityPolicyOf(payload: unknown): string {
+  const hashes =
+    typeof payload === 'string'
+      ? [...payload.matchAll(INLINE_SCRIPT)].map(
+          ([, text]) =>
+            `'sha256-${createHash('sha256')
+              .update(text ?? '')
+              .digest('base64')}'`,
+        )
+      : [];
+  return [`script-src ${["'self'", ...hashes].join(' ')}`, ...CONTENT_SECURITY_POLICY].join('; ');
+}
 
 /** Scalar's page has no `lang`: it is English. */
 export function withPageLanguage(payload: unknown): unknown {

@@ -2,6 +2,7 @@
  * Hostile and careless input at the HTTP layer: every answer is the envelope with a stable code and a 4xx, whatever
  * the layer that refuses it (the parser, the router, the schema, the database, Node's HTTP parser).
  */
+import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -185,6 +186,28 @@ describe('headers', () => {
     const docs = await ctx.app.inject({ url: '/docs' });
     expect(docs.statusCode).toBeLessThan(400);
     expect(docs.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+  });
+
+  it('the API reference runs no inline script but its own bootstrap (by hash), and sends no Referer', async () => {
+    const docs = await ctx.app.inject({ url: '/docs/' });
+    expect(docs.statusCode).toBe(200);
+    const csp = String(docs.headers['content-security-policy']);
+    const scriptSrc = /(?:^|;\s*)script-src ([^;]*)/.exec(csp)?.[1]?.split(/\s+/) ?? [];
+    expect(scriptSrc).toContain("'self'");
+    expect(scriptSrc).not.toContain("'unsafe-inline'");
+    const inline = [...docs.body.matchAll(/<script(?![^>]*\ssrc=)[^>]*>([\s\S]*?)<\/script>/g)].map(
+      ([, text]) =>
+        `'sha256-${createHash('sha256')
+          .update(text ?? '')
+          .digest('base64')}'`,
+    );
+    // Scalar's bootstrap (`Scalar.createApiReference(…)`) is the page's one inline script, and it may run.
+    expect(inline).toHaveLength(1);
+    expect(scriptSrc).toEqual(expect.arrayContaining(inline));
+    expect(docs.headers['referrer-policy']).toBe('no-referrer');
+    // The bundle it loads is not a page: nothing inline to allow there.
+    const bundle = await ctx.app.inject({ url: '/docs/js/scalar.js' });
+    expect(String(bundle.headers['content-security-policy'])).not.toContain('sha256-');
   });
 
   it('HSTS only when the public origin is https', async () => {

@@ -42,8 +42,14 @@ interface RouteFacts {
  * route's own (`config.errors`). Sorted by status, then code.
  */
 export function errorsOf(route: RouteFacts): Array<[ErrorCode, number]> {
-  // Every route: a request without Host, a query string with NUL or a lone surrogate, a fault of ours.
-  const codes: DocumentedError[] = ['invalid_request', 'validation_error', 'internal_error'];
+  // Every route: a request without Host, a query string with NUL or a lone surrogate, a fault of ours, and (bound to
+  // the loopback) a Host that is not one of the service's names.
+  const codes: DocumentedError[] = [
+    'invalid_request',
+    'validation_error',
+    'internal_error',
+    'misdirected_request',
+  ];
   if (route.auth === 'either' || route.auth === 'session') {
     codes.push('unauthenticated', 'invalid_api_key', 'session_expired', 'account_disabled');
   }
@@ -202,7 +208,7 @@ export function transformDocument(envelopeId: string) {
             description: 'Error: `{ok: false, error: string}`',
             content: { 'application/json': { schema: FLAT_ERROR } },
           };
-          operation.responses = { ...success, 400: flat, 500: flat };
+          operation.responses = { ...success, 400: flat, 421: flat, 500: flat };
           continue;
         }
         const errors = (operation[ERRORS] ?? []) as Array<[ErrorCode, number]>;

@@ -60,6 +60,8 @@ const STATUS_BY_CODE = {
   request_timeout: 408,
   // 410
   letter_expired: 410,
+  // 421: a request to a name the service does not answer to (src/http/host-check.ts)
+  misdirected_request: 421,
   // 413, 415
   payload_too_large: 413,
   unsupported_media_type: 415,

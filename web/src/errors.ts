@@ -94,6 +94,7 @@ const PLAIN: Record<ErrorCode | TransactionErrorCode | ClientErrorCode, string |
   // generic
   invalid_request: null,
   request_timeout: 'The request took too long to arrive. Please try again.',
+  misdirected_request: null,
   payload_too_large: null,
   unsupported_media_type: null,
   request_headers_too_large: null,

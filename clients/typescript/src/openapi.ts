@@ -75,7 +75,7 @@ export interface paths {
         put?: never;
         /**
          * Log in with email and password
-         * @description With TOTP on, answers `{totpRequired: true, pendingToken}` and sets no cookie.
+         * @description With TOTP on, answers `{totpRequired: true, pendingToken}` and sets no cookie. A wrong password, an unknown email and a locked-out IP are alike `401 invalid_credentials`; a disabled account is `403 account_disabled` whether its password is right or wrong.
          */
         post: operations["logIn"];
         delete?: never;
@@ -1087,7 +1087,7 @@ export interface paths {
         };
         /**
          * The local mailbox (sandbox only; local, or your own messages)
-         * @description What the service would have emailed (password reset links, security notices), newest first, on the sandbox networks without `SMTP_URL`: the messages kept under `DATA_DIR/mailbox`. Like a local mail catcher it is the developer's own inbox. With a browser session (from anywhere) it lists only the messages to the signed-in account's email; a `to` naming another address finds none. Without a session it answers only requests straight from the machine the service runs on: the TCP peer is a loopback address and the request carries no `X-Forwarded-For`, `Forwarded`, `X-Real-IP` or `Via` header, whatever `TRUST_PROXY` says. API keys do not count. Every other request, and every request wherever email goes out over SMTP or is not configured (always in production), is `404 not_found`.
+         * @description What the service would have emailed (password reset links, security notices), newest first, on the sandbox networks without `SMTP_URL`: the messages kept under `DATA_DIR/mailbox`. Like a local mail catcher it is the developer's own inbox. With a browser session (from anywhere) it lists only the messages to the signed-in account's email; a `to` naming another address finds none. Without a session it answers only requests straight from the machine the service runs on: the TCP peer is a loopback address, the request carries no `X-Forwarded-For`, `Forwarded`, `X-Real-IP` or `Via` header, whatever `TRUST_PROXY` says, and its `Host` is the public origin's host or a loopback name (`localhost`, `127.0.0.1`, `[::1]`; against DNS rebinding). API keys do not count. Every other request, and every request wherever email goes out over SMTP or is not configured (always in production), is `404 not_found`.
          */
         get: operations["listMailboxMessages"];
         put?: never;
@@ -1551,6 +1551,19 @@ export interface operations {
                 };
             };
             /** @description Error: `{ok: false, error: string}` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: false;
+                        error: string;
+                    };
+                };
+            };
+            /** @description Error: `{ok: false, error: string}` */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1593,6 +1606,19 @@ export interface operations {
             };
             /** @description Error: `{ok: false, error: string}` */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: false;
+                        error: string;
+                    };
+                };
+            };
+            /** @description Error: `{ok: false, error: string}` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1652,6 +1678,15 @@ export interface operations {
             };
             /** @description Unauthorized: `unauthenticated` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1737,6 +1772,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1836,6 +1880,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1943,6 +1996,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -2033,6 +2095,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -2113,6 +2184,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -2177,6 +2257,15 @@ export interface operations {
             };
             /** @description Forbidden: `account_disabled` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2280,6 +2369,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -2376,6 +2474,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -2440,6 +2547,15 @@ export interface operations {
             };
             /** @description Forbidden: `account_disabled` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2567,6 +2683,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -2667,6 +2792,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -2723,6 +2857,15 @@ export interface operations {
             };
             /** @description Bad Request: `invalid_request`, `validation_error` */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2794,6 +2937,15 @@ export interface operations {
             };
             /** @description Forbidden: `account_disabled` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2909,6 +3061,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -2985,6 +3146,15 @@ export interface operations {
             };
             /** @description Not Found: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3110,6 +3280,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -3185,6 +3364,15 @@ export interface operations {
             };
             /** @description Not Found: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3297,6 +3485,15 @@ export interface operations {
             };
             /** @description Not Found: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3427,6 +3624,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -3526,6 +3732,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3644,6 +3859,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3771,6 +3995,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3906,6 +4139,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -4033,6 +4275,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -4139,6 +4390,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -4214,6 +4474,15 @@ export interface operations {
             };
             /** @description Not Found: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4310,6 +4579,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -4356,6 +4634,15 @@ export interface operations {
             };
             /** @description Bad Request: `invalid_request`, `validation_error` */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4462,6 +4749,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -4540,6 +4836,15 @@ export interface operations {
             };
             /** @description Forbidden: `account_disabled` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4683,6 +4988,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -4774,6 +5088,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -4850,6 +5173,15 @@ export interface operations {
             };
             /** @description Not Found: `letter_not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4981,6 +5313,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -5081,6 +5422,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Internal Server Error: `internal_error` */
             500: {
                 headers: {
@@ -5163,6 +5513,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -5232,6 +5591,15 @@ export interface operations {
             };
             /** @description Not Found: `letter_not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5350,6 +5718,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5499,6 +5876,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -5593,6 +5979,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5698,6 +6093,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -5789,6 +6193,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5894,6 +6307,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -5991,6 +6413,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -6055,6 +6486,15 @@ export interface operations {
             };
             /** @description Forbidden: `account_disabled` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6155,6 +6595,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6268,6 +6717,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -6353,6 +6811,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6478,6 +6945,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -6551,6 +7027,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6667,6 +7152,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -6731,6 +7225,15 @@ export interface operations {
             };
             /** @description Forbidden: `account_disabled` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6839,6 +7342,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -6914,6 +7426,15 @@ export interface operations {
             };
             /** @description Not Found: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7016,6 +7537,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7134,6 +7664,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -7229,6 +7768,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7336,6 +7884,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -7417,6 +7974,15 @@ export interface operations {
             };
             /** @description Not Found: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7525,6 +8091,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -7599,6 +8174,15 @@ export interface operations {
             };
             /** @description Unsupported Media Type: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7686,6 +8270,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too Many Requests: `rate_limited` */
             429: {
                 headers: {
@@ -7745,6 +8338,15 @@ export interface operations {
             };
             /** @description Not Found: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Misdirected Request: `misdirected_request` */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };

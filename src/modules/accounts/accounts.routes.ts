@@ -61,7 +61,10 @@ export function registerAccountRoutes(app: App, deps: Deps, extensions: LoginExt
         operationId: 'logIn',
         tags: ['Accounts'],
         summary: 'Log in with email and password',
-        description: 'With TOTP on, answers `{totpRequired: true, pendingToken}` and sets no cookie.',
+        description:
+          'With TOTP on, answers `{totpRequired: true, pendingToken}` and sets no cookie. A wrong password, an ' +
+          'unknown email and a locked-out IP are alike `401 invalid_credentials`; a disabled account is ' +
+          '`403 account_disabled` whether its password is right or wrong.',
         body: LoginBody,
         response: responses({
           200: Type.Union([

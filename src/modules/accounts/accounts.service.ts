@@ -117,7 +117,12 @@ export function invalidCredentials(): AppError {
   return new AppError('invalid_credentials', 'The email or password is incorrect.');
 }
 
-/** Checks email and password under the login limit; the user is returned only when both are right. */
+/**
+ * Checks email and password under the login limit; the user is returned only when both are right. A disabled
+ * account answers `403 account_disabled` whether its password is right or wrong, after the same hash, and every
+ * attempt at it counts against the IP's budget: neither the answer, its time nor the next attempt's
+ * `RateLimit-Remaining` tells a right password from a wrong one (an account disabled now may be enabled later).
+ */
 export async function checkPassword(
   deps: Deps,
   request: RequestContext,
@@ -127,11 +132,11 @@ export async function checkPassword(
   const user = await findUserByEmail(deps.database.db, email);
   const admission = await admitLogin(deps, request, user?.id ?? null);
   const valid = await verifyPassword(user?.passwordHash ?? null, password);
-  if (!admission || !user || !valid) {
+  if (!admission || !user || !valid || user.disabledAt) {
     if (admission) await recordLoginFailure(deps, admission);
+    if (admission && user?.disabledAt) throw new AppError('account_disabled', 'This account is disabled.');
     throw invalidCredentials();
   }
-  if (user.disabledAt) throw new AppError('account_disabled', 'This account is disabled.');
   return user;
 }
 

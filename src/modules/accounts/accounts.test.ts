@@ -154,6 +154,29 @@ describe('login, session, logout', () => {
     }
   });
 
+  it("answers a disabled account's right and wrong password alike: 403 account_disabled, the same budget spent", async () => {
+    const caller = await signup(ctx.app);
+    await runAccountsCommand(ctx.deps, 'disable', { email: caller.email });
+    toWindowStart(ctx.clock, 15 * 60_000);
+    const answers = [];
+    for (const [password, ip] of [
+      [caller.password, '192.0.2.11'],
+      ['Wrong-Password-1', '192.0.2.12'],
+    ] as const) {
+      const response = await login(caller.email, password, ip);
+      // What the next attempt from the same IP is told of its budget: a right password must not be spared.
+      const next = await login(caller.email, password, ip);
+      answers.push({
+        status: response.statusCode,
+        body: response.json(),
+        cookie: response.headers['set-cookie'],
+        remaining: next.headers['ratelimit-remaining'],
+      });
+    }
+    expect(answers[0]).toEqual(answers[1]);
+    expect(answers[0]).toMatchObject({ status: 403, body: { error: { code: 'account_disabled' } } });
+  });
+
   it('locks an IP out after 10 failures in 15 minutes, indistinguishably, then lets it in again', async () => {
     const caller = await signup(ctx.app);
     toWindowStart(ctx.clock, 15 * 60_000);

@@ -4,11 +4,12 @@ import type { UserRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { type CredentialResolvers, SESSION_COOKIE } from '../../http/auth.ts';
 import { ok, responses } from '../../http/envelope.ts';
+import { isAddressedToUs } from '../../http/host-check.ts';
 import { isFromThisMachine } from '../../http/request-context.ts';
 import type { App } from '../../http/types.ts';
 import { isAppError } from '../../lib/errors.ts';
 import { MailboxMessage, MailboxQuery } from './notifications.schema.ts';
-import { type MailboxReader, readMailbox } from './notifications.service.ts';
+import { hasLocalMailbox, type MailboxReader, readMailbox } from './notifications.service.ts';
 
 /**
  * The account of the request's session cookie, or null: no cookie, a session that ended, or a disabled account. An
@@ -44,6 +45,8 @@ export function registerNotificationRoutes(
     {
       config: { auth: 'none', errors: ['not_found'] },
       schema: {
+        // Where there is no local mailbox (production, SMTP) the route answers only 404: not in the document.
+        hide: !hasLocalMailbox(deps),
         tags: ['Sandbox'],
         operationId: 'listMailboxMessages',
         summary: 'The local mailbox (sandbox only; local, or your own messages)',
@@ -53,8 +56,9 @@ export function registerNotificationRoutes(
           "catcher it is the developer's own inbox. With a browser session (from anywhere) it lists only the " +
           "messages to the signed-in account's email; a `to` naming another address finds none. Without a " +
           'session it answers only requests straight from the machine the service runs on: the TCP peer is a ' +
-          'loopback address and the request carries no `X-Forwarded-For`, `Forwarded`, `X-Real-IP` or `Via` ' +
-          'header, whatever `TRUST_PROXY` says. API keys do not count. Every other request, and every request ' +
+          'loopback address, the request carries no `X-Forwarded-For`, `Forwarded`, `X-Real-IP` or `Via` ' +
+          "header, whatever `TRUST_PROXY` says, and its `Host` is the public origin's host or a loopback name " +
+          '(`localhost`, `127.0.0.1`, `[::1]`; against DNS rebinding). API keys do not count. Every other request, and every request ' +
           'wherever email goes out over SMTP or is not configured (always in production), is `404 not_found`.',
         querystring: MailboxQuery,
         response: responses({ 200: Type.Object({ messages: Type.Array(MailboxMessage) }) }),
@@ -64,7 +68,8 @@ export function registerNotificationRoutes(
       const account = await sessionAccount(deps, resolveSession, request);
       const reader: MailboxReader = account
         ? { account: { email: account.email } }
-        : isFromThisMachine(request)
+        : // A page whose name was rebound to 127.0.0.1 is a loopback peer too: it names itself in Host.
+          isFromThisMachine(request) && isAddressedToUs(request, deps.config.publicOrigin)
           ? 'this-machine'
           : null;
       const { to, limit } = request.query;

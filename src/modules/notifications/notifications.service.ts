@@ -117,6 +117,11 @@ export function startEmailDelivery(deps: Deps, logger: Logger): () => Promise<vo
  */
 export type MailboxReader = { account: { email: string } } | 'this-machine' | null;
 
+/** Whether account emails land in the local mailbox (a sandbox network without SMTP), which can then be read. */
+export function hasLocalMailbox(deps: Deps): boolean {
+  return deps.config.environment === 'sandbox' && isLocalMailbox(deps.email);
+}
+
 /**
  * The local mailbox is what a local mail catcher is: the developer's own inbox. A signed-in account reads only
  * what was sent to its own email (a `to` naming another address finds nothing); without a session only a request
@@ -130,7 +135,8 @@ export async function readMailbox(
   filter: { to?: string | undefined; limit: number },
 ): Promise<StoredEmail[]> {
   const mailbox = deps.email;
-  if (deps.config.environment !== 'sandbox' || !isLocalMailbox(mailbox) || reader === null) {
+  // (isLocalMailbox again: the compiler then knows `mailbox` is one.)
+  if (!hasLocalMailbox(deps) || !isLocalMailbox(mailbox) || reader === null) {
     throw new AppError('not_found', 'There is no local mailbox on this service.');
   }
   if (reader === 'this-machine')

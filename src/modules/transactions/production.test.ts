@@ -83,4 +83,22 @@ describe('production environment', () => {
     const response = await ctx.app.inject({ url: '/api/v1/sandbox' });
     expect(response.json()).toMatchObject({ environment: 'production', network: 'mainnet' });
   });
+
+  it('lists no sandbox-only route in its OpenAPI document, and answers the mailbox 404 not_found', async () => {
+    const document = (await ctx.app.inject({ url: '/api/v1/openapi.json' })).json() as {
+      paths: Record<string, Record<string, { summary?: string; description?: string }>>;
+    };
+    for (const path of ['/sandbox/mailbox', '/sandbox/clock', '/fund']) {
+      expect(document.paths[path], path).toBeUndefined();
+    }
+    for (const [path, operations] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        expect(`${operation.summary ?? ''} ${operation.description ?? ''}`, `${method} ${path}`).not.toMatch(
+          /sandbox[- ]only/i,
+        );
+      }
+    }
+    const mailbox = await ctx.app.inject({ url: '/api/v1/sandbox/mailbox', remoteAddress: '127.0.0.1' });
+    expect(errorOf(mailbox)).toMatchObject({ status: 404, code: 'not_found' });
+  });
 });

@@ -9,12 +9,13 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
-import { isLoopbackAddress, plainAddress } from '../../lib/ip.ts';
+import { embeddedIpv4, isLoopbackAddress, plainAddress } from '../../lib/ip.ts';
 
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** What is read of an endpoint's answer (it is discarded): enough for a status line, never a flood. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
+/** IANA's special-purpose addresses that are not globally reachable, and multicast: never a webhook's target. */
 const nonPublic = new BlockList();
 for (const [network, prefix] of [
   ['0.0.0.0', 8],
@@ -24,39 +25,61 @@ for (const [network, prefix] of [
   ['169.254.0.0', 16],
   ['172.16.0.0', 12],
   ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
   ['192.168.0.0', 16],
   ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
 ] as const) {
   nonPublic.addSubnet(network, prefix, 'ipv4');
 }
+// The forms that carry an IPv4 address (mapped, compatible, translated, NAT64's 64:ff9b::/96, 6to4) are judged by
+// the address they carry (`embeddedIpv4`), so a public host behind NAT64 or 6to4 stays reachable.
 for (const [network, prefix] of [
   ['::', 128],
   ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-  ['64:ff9b::', 96],
-  ['2001:db8::', 32],
+  ['64:ff9b:1::', 48], // local-use NAT64: whatever it translates to is the operator's own network
+  ['100::', 64], // discard-only
+  ['2001::', 23], // IETF protocol assignments: Teredo (2001::/32), benchmarking, ORCHID, …
+  ['2001:db8::', 32], // documentation
+  ['3fff::', 20], // documentation (RFC 9637)
+  ['5f00::', 16], // SRv6 segment identifiers
+  ['fc00::', 7], // unique local
+  ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local (deprecated, still routed inside some networks)
+  ['ff00::', 8], // multicast
 ] as const) {
   nonPublic.addSubnet(network, prefix, 'ipv6');
 }
 
 /** Why an address may not be sent to, or null when it may. */
 export function refusedAddress(address: string, allowLoopback: boolean): string | null {
-  // An IPv4 address written as IPv6 (::ffff:10.0.0.1) is judged as the IPv4 address it is.
+  // An IPv4 address written as IPv6 (::ffff:10.0.0.1, ::ffff:a00:1) is judged as the IPv4 address it is.
   const plain = plainAddress(address);
   if (!plain) return `${address} is not an IP address`;
   if (allowLoopback && isLoopbackAddress(address)) return null;
   if (nonPublic.check(plain.address, plain.family))
-    return `${address} is a private, loopback or link-local address`;
+    return `${address} is a private, loopback, link-local or otherwise non-public address`;
+  const hidden = embeddedIpv4(plain.address).find((ipv4) => nonPublic.check(ipv4, 'ipv4'));
+  if (hidden)
+    return `${address} carries ${hidden}, a private, loopback, link-local or otherwise non-public address`;
   return null;
 }
 
-function guardedLookup(allowLoopback: boolean, onLoopback: () => void): LookupFunction {
+/**
+ * The `lookup` of a delivery's connection: every address the name resolves to is checked, and one refused address
+ * refuses the name. `resolve` is Node's resolver (a test passes answers of its own).
+ */
+export function guardedLookup(
+  allowLoopback: boolean,
+  onLoopback: () => void,
+  resolve: typeof dnsLookup = dnsLookup,
+): LookupFunction {
   return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+    resolve(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
       if (error) return callback(error, '', 0);
       if (addresses.some((entry) => isLoopbackAddress(entry.address))) onLoopback();
       const refused = addresses.map((entry) => refusedAddress(entry.address, allowLoopback)).find(Boolean);
