@@ -63,27 +63,31 @@ afterAll(async () => {
 });
 
 describe('the chain engine process (anvil)', () => {
-  it('goes with `npm start` on kill -9 and on SIGTERM, and a restart on the same DATA_DIR serves again', async () => {
-    const dataDir = freshDataDir('sealpay-engine-');
-    let service = await spawnService({ dataDir });
-    running.push(service);
-    await waitReady(service);
-    let engine = chainEngineOf(service);
-    expect(engine.anvil.command[0]).toMatch(/@foundry-rs\/anvil-[a-z0-9-]+\/bin\/anvil$/);
-    // A port the kernel chose, on the loopback only.
-    expect(engine.anvil.command.join(' ')).toContain('--host 127.0.0.1 --port 0');
+  it(
+    'goes with `npm start` on kill -9 and on SIGTERM, and a restart on the same DATA_DIR serves again',
+    async () => {
+      const dataDir = freshDataDir('sealpay-engine-');
+      let service = await spawnService({ dataDir });
+      running.push(service);
+      await waitReady(service, STARTUP_TIMEOUT_MS);
+      let engine = chainEngineOf(service);
+      expect(engine.anvil.command[0]).toMatch(/@foundry-rs\/anvil-[a-z0-9-]+\/bin\/anvil$/);
+      // A port the kernel chose, on the loopback (of its own network namespace: below).
+      expect(engine.anvil.command.join(' ')).toContain('--host 127.0.0.1 --port 0');
 
-    await kill9(service);
-    await waitGone([engine.guard, engine.anvil]);
+      await kill9(service);
+      await waitGone([engine.guard, engine.anvil]);
 
-    service = await spawnService({ dataDir, port: service.port });
-    running.push(service);
-    await waitReady(service);
-    engine = chainEngineOf(service);
-    await stopGracefully(service);
-    expect((await service.exited).code).toBe(0);
-    await waitGone([engine.guard, engine.anvil]);
-  });
+      service = await spawnService({ dataDir, port: service.port });
+      running.push(service);
+      await waitReady(service, STARTUP_TIMEOUT_MS);
+      engine = chainEngineOf(service);
+      await stopGracefully(service);
+      expect((await service.exited).code).toBe(0);
+      await waitGone([engine.guard, engine.anvil]);
+    },
+    2 * STARTUP_TIMEOUT_MS,
+  );
 
   it(
     'is reachable only through its IPC socket (0600, in a 0700 directory): no TCP port of anvil answers here',
@@ -120,21 +124,27 @@ describe('the chain engine process (anvil)', () => {
     STARTUP_TIMEOUT_MS + 60_000,
   );
 
-  it('a Ctrl-C stops `sealpay devnet` after its last snapshot: the next start replays nothing', async () => {
-    const dataDir = freshDataDir('sealpay-engine-devnet-');
-    let devnet = await spawnService({ command: 'devnet', dataDir, detached: true });
-    running.push(devnet);
-    await waitForOutput(devnet, /sealpay devnet: JSON-RPC/);
-    const engine = chainEngineOf(devnet);
-    // The terminal sends SIGINT to its foreground process group: the devnet's, not its anvil's.
-    process.kill(-(devnet.child.pid as number), 'SIGINT');
-    expect((await devnet.exited).code).toBe(0);
-    await waitGone([engine.guard, engine.anvil]);
-    expect(devnet.output()).toMatch(/chain snapshot \d+\.snapshot/);
+  it(
+    'a Ctrl-C stops `sealpay devnet` after its last snapshot: the next start replays nothing',
+    async () => {
+      const dataDir = freshDataDir('sealpay-engine-devnet-');
+      let devnet = await spawnService({ command: 'devnet', dataDir, detached: true });
+      running.push(devnet);
+      await waitForOutput(devnet, /sealpay devnet: JSON-RPC/, STARTUP_TIMEOUT_MS);
+      // On a fresh clone too: the devnet builds the contracts it deploys (incremental), as `npm start` does.
+      expect(devnet.output()).toMatch(/^devnet: build: (contracts up to date|compiled .+ in \d+ ms)/m);
+      const engine = chainEngineOf(devnet);
+      // The terminal sends SIGINT to its foreground process group: the devnet's, not its anvil's.
+      process.kill(-(devnet.child.pid as number), 'SIGINT');
+      expect((await devnet.exited).code).toBe(0);
+      await waitGone([engine.guard, engine.anvil]);
+      expect(devnet.output()).toMatch(/chain snapshot \d+\.snapshot/);
 
-    devnet = await spawnService({ command: 'devnet', dataDir, port: devnet.port });
-    running.push(devnet);
-    await waitForOutput(devnet, /sealpay devnet: JSON-RPC/);
-    expect(devnet.output()).toMatch(/snapshot of \d+ entries, then 0 journal entries replayed/);
-  });
+      devnet = await spawnService({ command: 'devnet', dataDir, port: devnet.port });
+      running.push(devnet);
+      await waitForOutput(devnet, /sealpay devnet: JSON-RPC/, STARTUP_TIMEOUT_MS);
+      expect(devnet.output()).toMatch(/snapshot of \d+ entries, then 0 journal entries replayed/);
+    },
+    2 * STARTUP_TIMEOUT_MS,
+  );
 });
