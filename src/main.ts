@@ -156,6 +156,11 @@ async function runDevnet(args: string[]): Promise<void> {
   const { startDevnet } = await import('./adapters/chain/devnet.ts');
   const say = (message: string) => console.log(`devnet: ${message}`);
   if (tightened > 0) say(tightenedMessage(settings.dataDir, tightened));
+  // It deploys sealpay's contracts: compiled here on a fresh clone, as `npm start`'s prestart does (the build is
+  // incremental: milliseconds when up to date). The devnet serves no web app, so the contracts are all it builds.
+  const { buildContracts } = await import('../scripts/build.ts');
+  const built = buildContracts({ log: (line) => say(`build: ${line}`) });
+  if (!built.compiled) say(`build: contracts up to date (${Math.round(built.durationMs)} ms)`);
   const devnet = await startDevnet({
     ...settings,
     ...(blockTime ? { blockTime } : {}),

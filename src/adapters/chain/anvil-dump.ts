@@ -2,8 +2,8 @@
  * Anvil's state dump (`anvil_dumpState`: gzip'ed JSON of accounts, blocks, transactions with their receipts) made
  * fit for a snapshot. Anvil keeps a call trace of every transaction and puts them all in the dump: ~45 kB per
  * confidential transfer, nine tenths of the dump, and what makes loading it slow. The snapshot keeps the dump
- * without them (`"traces":[]`): blocks, transactions, receipts and logs stay, and only `trace_transaction` /
- * `debug_traceTransaction` of a transaction mined before the snapshot answer empty after a restart.
+ * without them (`"traces":[]`): blocks, transactions, receipts and logs stay, and only `debug_traceTransaction` of
+ * a transaction mined before the snapshot answers empty after a restart (the journaled chain serves no `trace_*`).
  *
  * The work (gunzip, scan, gzip: ~1 s of CPU at 2,000 transfers) runs in a worker thread, off the service's loop.
  */

@@ -1,5 +1,6 @@
 /**
- * Runs anvil (argv[2], with the arguments after it) as its child, and kills it as soon as this process's stdin
+ * Runs anvil (argv[2], with the arguments after it: the anvil binary, or `unshare … -- <anvil>`, which replaces
+ * itself with anvil in a network namespace of its own) as its child, and kills it as soon as this process's stdin
  * closes. The embedded network spawns this guard with a pipe as stdin: when the service exits by any means (kill -9
  * included) the kernel closes the pipe, and anvil goes with it, so no orphan keeps its port and memory.
  *
@@ -10,7 +11,7 @@ import { spawn } from 'node:child_process';
 
 const [binary, ...args] = process.argv.slice(2);
 if (!binary) {
-  process.stderr.write('usage: anvil-guard.ts <anvil binary> [anvil arguments…]\n');
+  process.stderr.write('usage: anvil-guard.ts <command> [arguments…] (anvil, or unshare … -- anvil)\n');
   process.exit(2);
 }
 

@@ -161,6 +161,35 @@ describe('the development accounts of sealpay devnet', () => {
     ).toMatchObject({ code: -32602 });
   });
 
+  it('sends for another account only while it is impersonated, as hardhat node does, and signs no message for it', async () => {
+    const stranger: Address = '0x00000000000000000000000000000000000000c2';
+    const send = () =>
+      call('eth_sendTransaction', [{ from: stranger, to: FIRST, value: '0x1', gas: '0x5208' }]);
+    await call('hardhat_setBalance', [stranger, `0x${parseEther('1').toString(16)}`]);
+    expect((await send()).error).toBeDefined();
+
+    // A development method of a development chain (Zama's plugin impersonates 0x…00 and 0x…01 on `--network
+    // localhost`): the devnet then sends from that address unsigned, as hardhat node and anvil do.
+    expect((await call('hardhat_impersonateAccount', [stranger])).error).toBeUndefined();
+    const hash = (await send()).result as Hex;
+    const receipt = await waitForReceipt(network, hash);
+    expect(receipt.status).toBe('success');
+    expect(receipt.from).toBe(stranger);
+    // It holds no key for it: messages and typed data stay unsigned.
+    expect((await call('personal_sign', ['0x00', stranger])).error).toBeDefined();
+
+    expect((await call('anvil_stopImpersonatingAccount', [stranger])).error).toBeUndefined();
+    expect((await send()).error).toBeDefined();
+    // `npm start`'s `/rpc` answers no development method.
+    const refused = (await handleJsonRpcBody(network.rpc, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'hardhat_impersonateAccount',
+      params: [stranger],
+    })) as { error?: { code: number } };
+    expect(refused.error?.code).toBe(-32601);
+  });
+
   it('funds them once: a restart keeps what they spent', async () => {
     const spent = await balance(FIRST);
     expect(spent).toBeLessThan(DEV_ACCOUNT_BALANCE);

@@ -83,13 +83,21 @@ export async function startAnvilEngine(
     droppedBytes ??= tail.droppedBytes;
     return { ...tail, droppedBytes };
   };
-  const start = () =>
+  // Said once, however many snapshots are tried.
+  let unisolatedSaid = false;
+  const start = (chainState?: string) =>
     startAnvil({
       genesisTimestamp: state.genesisTimestamp,
       chainId: EMBEDDED_CHAIN_ID,
       blockGasLimit: EMBEDDED_BLOCK_GAS_LIMIT,
       baseFeePerGas: INITIAL_BASE_FEE,
+      runDir: path.join(dir, 'anvil'),
+      state: chainState,
       onExit,
+      onUnisolated: (warning) => {
+        if (!unisolatedSaid) logger.warn(warning);
+        unisolatedSaid = true;
+      },
     });
   for (const candidate of listSnapshots(snapshotsDir)) {
     const name = path.basename(candidate.file);
@@ -113,9 +121,9 @@ export async function startAnvilEngine(
       );
       continue;
     }
-    const anvil = await start();
+    let anvil: AnvilProcess | null = null;
     try {
-      await anvil.loadState(snapshot.chain);
+      anvil = await start(snapshot.chain);
       const head = await latestBlock(anvil);
       if (head.number !== snapshot.head.number || head.hash !== snapshot.head.hash) {
         throw new Error(
@@ -127,7 +135,7 @@ export async function startAnvilEngine(
       await chain.restoreExtras(snapshot.node);
       return { chain, anvil, snapshot, tail };
     } catch (error) {
-      await anvil.close();
+      await anvil?.close();
       logger.warn(`chain snapshot ${name} not used: ${(error as Error).message}`);
     }
   }

@@ -1,14 +1,23 @@
 /**
- * `RPC_URL` with several providers, against real endpoints: two anvils (one chain id) and the fault-injecting proxy
- * of the CI tests in front of the first, plus a port nobody listens on.
+ * `RPC_URL` with several providers, against real endpoints: two anvils (one chain id) serving HTTP on loopback ports
+ * as a provider's nodes do, the fault-injecting proxy of the CI tests in front of the first, plus a port nobody
+ * listens on.
  */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { createPublicClient, custom, type Hex, keccak256, type PublicClient, parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FaultyRpcProxy, startFaultyRpcProxy } from '../../../test/faults/rpc-proxy.ts';
 import { REFUSING_PORT } from '../../../test/faults/service.ts';
-import { type AnvilProcess, startAnvil } from './anvil.ts';
-import { EMBEDDED_BLOCK_GAS_LIMIT, EMBEDDED_CHAIN_ID, INITIAL_BASE_FEE } from './evm.ts';
+import { anvilBinary } from './anvil.ts';
+import {
+  type Eip1193,
+  EMBEDDED_BLOCK_GAS_LIMIT,
+  EMBEDDED_CHAIN_ID,
+  INITIAL_BASE_FEE,
+  RpcError,
+} from './evm.ts';
 import {
   createProviderList,
   type ProviderFailure,
@@ -20,17 +29,70 @@ import {
 } from './providers.ts';
 import { devnetChain } from './remote.ts';
 
-let first: AnvilProcess;
-let second: AnvilProcess;
+/** An anvil serving JSON-RPC over HTTP on a loopback port, as a provider's node does. */
+interface HttpNode extends Eip1193 {
+  url: string;
+  close(): Promise<void>;
+}
+
+let first: HttpNode;
+let second: HttpNode;
 let proxy: FaultyRpcProxy;
 
-const anvil = () =>
-  startAnvil({
-    genesisTimestamp: Math.floor(Date.now() / 1000) - 1,
-    chainId: EMBEDDED_CHAIN_ID,
-    blockGasLimit: EMBEDDED_BLOCK_GAS_LIMIT,
-    baseFeePerGas: INITIAL_BASE_FEE,
+/**
+ * A plain anvil on a port the kernel picks (the embedded network's anvil serves nobody but the service: anvil.ts),
+ * with the embedded chain's settings and no mining of its own, under the embedded network's guard so it never
+ * outlives this test process.
+ */
+async function anvil(): Promise<HttpNode> {
+  const guard = fileURLToPath(new URL('./anvil-guard.ts', import.meta.url));
+  const child = spawn(
+    process.execPath,
+    [
+      guard,
+      anvilBinary(),
+      ...['--host', '127.0.0.1', '--port', '0', '--chain-id', String(EMBEDDED_CHAIN_ID), '--accounts', '0'],
+      ...[
+        '--gas-limit',
+        String(EMBEDDED_BLOCK_GAS_LIMIT),
+        '--base-fee',
+        String(INITIAL_BASE_FEE),
+        '--no-mining',
+      ],
+      ...['--timestamp', String(Math.floor(Date.now() / 1000) - 1)],
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const url = await new Promise<string>((resolve, reject) => {
+    let printed = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      printed += chunk;
+      const listening = /Listening on ([\d.]+:\d+)/.exec(printed);
+      if (listening) resolve(`http://${listening[1]}`);
+    });
+    void exited.then(() => reject(new Error(`anvil exited before it listened:\n${printed}`)));
   });
+  return {
+    url,
+    async request({ method, params }) {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: params ?? [] }),
+      });
+      const body = (await response.json()) as { result?: unknown; error?: { code: number; message: string } };
+      if (body.error) throw new RpcError(body.error.code, body.error.message);
+      return body.result;
+    },
+    async close() {
+      // The guard kills anvil when its stdin closes.
+      child.stdin.end();
+      await exited;
+    },
+  };
+}
 
 /** A provider that refuses every connection. */
 const DEAD_URL = `http://127.0.0.1:${REFUSING_PORT}/v3/secret-key`;
@@ -239,7 +301,7 @@ describe('RPC_URL as a list of providers', () => {
         maxFeePerGas: 10n * INITIAL_BASE_FEE,
         maxPriorityFeePerGas: 1n,
       });
-    const pooled = async (node: AnvilProcess, hash: Hex) =>
+    const pooled = async (node: HttpNode, hash: Hex) =>
       (await node.request({ method: 'eth_getTransactionByHash', params: [hash] })) !== null;
 
     // Both answer: both pools hold it.

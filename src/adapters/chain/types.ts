@@ -41,7 +41,10 @@ export interface ConfidentialRail {
   }): Promise<{ handles: Hex[]; inputProof: Hex }>;
   /** Decrypts a euint64 handle as its holder (EIP-712 grant signed with `privateKey`). The zero handle is 0n. */
   userDecrypt(params: { handle: Hex; contract: Address; privateKey: Hex }): Promise<bigint>;
-  /** Decrypts several handles as one holder in one request; results in the order given. */
+  /**
+   * Decrypts several handles as one holder, in as few requests as the relayer's 2,048-bit limit allows (32
+   * amounts each: `decryption-chunks.ts`); results in the order given.
+   */
   userDecryptMany(params: {
     handles: { handle: Hex; contract: Address }[];
     privateKey: Hex;

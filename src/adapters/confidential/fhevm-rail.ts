@@ -6,11 +6,13 @@
  *   (expensive with real FHE: 20-30 s of CPU per proof).
  * - `userDecrypt` / `userDecryptMany`: EIP-712 grant signed with the holder's key. The decryption keypair and the
  *   signed grant are cached per (holder, contracts) for a day, so repeated balance reads cost one relayer call.
+ *   Many handles go in requests of at most 2,048 encrypted bits each (`decryption-chunks.ts`).
  * - `publicDecrypt`: cleartexts with the KMS proof (`finalizeUnwrap`-style verifiers take `abiEncodedCleartexts`).
  */
 import { type Address, getAddress, type Hex, numberToHex, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { ConfidentialRail, EncryptedAmount, PublicDecryption } from '../chain/types.ts';
+import { decryptionChunks } from './decryption-chunks.ts';
 
 /** The part of the relayer SDK's `FhevmInstance` the rail uses (`MockFhevmInstance` has the same shape). */
 export interface FhevmInstanceLike {
@@ -156,17 +158,20 @@ export function createFhevmRail(
       const contracts = [...new Set(pending.map((h) => getAddress(h.contract)))].sort();
       const grant = await grantFor(instance, params.privateKey, contracts);
       const user = privateKeyToAccount(params.privateKey).address;
-      const results = await instance.userDecrypt(
-        pending.map((h) => ({ handle: normalizeHandle(h.handle), contractAddress: getAddress(h.contract) })),
-        grant.privateKey,
-        grant.publicKey,
-        grant.signature,
-        contracts,
-        user,
-        grant.startTimestamp,
-        GRANT_DAYS,
-      );
-      for (const h of pending) values.set(normalizeHandle(h.handle), lookup(results, h.handle));
+      // One request carries at most 2,048 encrypted bits (32 amounts): more handles take several requests.
+      for (const chunk of decryptionChunks(pending, (h) => normalizeHandle(h.handle))) {
+        const results = await instance.userDecrypt(
+          chunk.map((h) => ({ handle: normalizeHandle(h.handle), contractAddress: getAddress(h.contract) })),
+          grant.privateKey,
+          grant.publicKey,
+          grant.signature,
+          contracts,
+          user,
+          grant.startTimestamp,
+          GRANT_DAYS,
+        );
+        for (const h of chunk) values.set(normalizeHandle(h.handle), lookup(results, h.handle));
+      }
     }
     return params.handles.map((h) =>
       isZeroHandle(h.handle) ? 0n : (values.get(normalizeHandle(h.handle)) ?? 0n),

@@ -7,6 +7,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { eq } from 'drizzle-orm';
 import { type Address, createWalletClient, custom, erc20Abi, getAddress, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,9 +19,10 @@ import {
   waitForStatus,
 } from '../../../test/harness.ts';
 import { decodeWalletKeyNota, webCryptoDecrypt } from '../../../test/wallet-key-nota.ts';
+import { letterVaultAbi } from '../../adapters/chain/contracts.ts';
 import { encodeConfidentialTransfer } from '../../adapters/confidential/helpers.ts';
 import { startControlServer } from '../../control.ts';
-import { transactions } from '../../db/schema/index.ts';
+import { letters, transactions } from '../../db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';
 import { startFollower } from '../incoming/follower.service.ts';
 import { readCursor } from '../incoming/incoming.repository.ts';
@@ -183,6 +185,51 @@ describe('reconcile', () => {
     expect(formatReconcile(report).split('\n').at(-1)).toBe('reconcile: 3 wallets, 0 differences');
     expect(reconcileExitCode(report)).toBe(0);
   });
+
+  it('checks the vault with 33 escrowed letters, more than one decryption request carries (32 amounts)', async () => {
+    const before = (await reconcile(ctx.deps)).vault;
+    // 0.01 to 0.33, one after the other: 5.61 in all.
+    for (let cents = 1; cents <= 33; cents++) {
+      expect((await letter(alice, aliceWallet.id, (cents / 100).toFixed(2))).statusCode).toBe(201);
+    }
+    await caughtUp();
+    const report = await reconcile(ctx.deps);
+    expect(report.differences).toBe(0);
+    const held = (BigInt(before.ledger.replace('.', '')) + 561n).toString();
+    const heldAmount = `${held.slice(0, -2)}.${held.slice(-2)}`;
+    expect(report.vault).toMatchObject({
+      letters: before.letters + 33,
+      ledger: heldAmount,
+      chain: heldAmount,
+      difference: '0.00',
+    });
+  }, 600_000);
+
+  it("decrypts 1,000 handles given at once, each value in its place (the escrowed letters' amounts, repeated)", async () => {
+    const escrowed = await ctx.deps.database.db.select().from(letters).where(eq(letters.status, 'ESCROWED'));
+    expect(escrowed.length).toBeGreaterThan(32);
+    const { letterVault, confidentialToken } = network().contracts;
+    const records = await Promise.all(
+      escrowed.map(async (row) => {
+        const [, , handle] = await network().publicClient.readContract({
+          address: letterVault,
+          abi: letterVaultAbi,
+          functionName: 'letterOf',
+          args: [row.vaultLetterId],
+        });
+        return { handle, amount: BigInt(row.amount) };
+      }),
+    );
+    const wanted = Array.from(
+      { length: 1000 },
+      (_, index) => records[index % records.length] as (typeof records)[0],
+    );
+    const values = await network().rail.userDecryptMany({
+      handles: wanted.map((record) => ({ handle: record.handle, contract: confidentialToken })),
+      privateKey: network().operator.privateKey,
+    });
+    expect(values).toEqual(wanted.map((record) => record.amount));
+  }, 600_000);
 
   it('records an outflow made with an exported key as a TRANSFER out, and still finds no difference', async () => {
     const exported = await post(bob, `/wallets/${bobWallet.id}/export`, {
