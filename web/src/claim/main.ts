@@ -243,6 +243,9 @@ async function claimedStep(): Promise<void> {
   }
   const wallets = (await ownWallets()) ?? [];
   sessionStorage.removeItem(STORAGE_KEY);
+  // Settled between the preview's read and this one: the preview is read again, so that both say the same.
+  if (own.letter.status === 'CLAIMED' && state.preview?.status !== 'CLAIMED')
+    await readPreview().catch(() => {});
   showResult(own.letter, own.transaction, wallets, true);
 }
 
