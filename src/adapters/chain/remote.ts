@@ -73,19 +73,6 @@ function invalidSetting(variable: string, why: string): AppError {
 }
 
 /**
- * viem wraps what a transport throws (`missingSetting('RPC_URL')` from a client without RPC_URL) in its own errors:
- * this finds the AppError in an error's cause chain, for the HTTP layer to answer with it.
- */
-export function findAppError(error: unknown): AppError | undefined {
-  let current: unknown = error;
-  for (let depth = 0; current && depth < 10; depth++) {
-    if (current instanceof AppError) return current;
-    current = current instanceof Error ? current.cause : undefined;
-  }
-  return undefined;
-}
-
-/**
  * A `Network` over `RPC_URL` and a relayer (Zama's, or the devnet's mock one on the same URL). It never fails for a
  * missing setting: what is missing throws a 503 naming it on first use, and `ready()` lists it.
  */
