@@ -4,6 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { parseDbError } from '../db/errors.ts';
 import { AppError, findAppError } from '../lib/errors.ts';
 import { JSON_CONTENT_TYPE } from './envelope.ts';
+import { recordErrorAnswer } from './error-record.ts';
 
 interface ValidationIssue {
   keyword?: string;
@@ -119,6 +120,7 @@ function envelopeOf(error: AppError): {
 }
 
 export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
+  recordErrorAnswer(reply.request.routeOptions?.schema?.operationId, error.status, error.code);
   return reply.code(error.status).type(JSON_CONTENT_TYPE).send(envelopeOf(error));
 }
 

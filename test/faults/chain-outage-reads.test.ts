@@ -1,5 +1,6 @@
 /**
- * Reads that need the chain (`GET /gas`, `GET /balances`, `GET /wallets/{id}`) while it is unreachable: `503
+ * Reads that need the chain (`GET /gas`, `GET /balances`, `GET /wallets/{id}`, and the balance a mint or a letter
+ * is judged on) while it is unreachable: `503
  * service_unavailable` with `Retry-After`, in the envelope, never a 500; and, once the providers are known down,
  * at once rather than after every provider's timeout again. The chain is the embedded one of a first service,
  * reached over its `/rpc` through the fault-injecting proxy by a second service configured as a remote network
@@ -90,6 +91,18 @@ describe('reads while the chain is unreachable', () => {
     const { caller, walletId } = await custodialWallet(refused);
     for (const url of readsOf(walletId)) {
       const { response } = await read(refused, caller, url);
+      expectChainUnavailable(response);
+    }
+    // Requests judged on a balance read before anything is queued: the mint's public balance, the letter's sealed one.
+    const recipient = {
+      name: 'Ada Lovelace',
+      address: { line1: '12 St James Square', city: 'London', postal: 'SW1Y 4JH', country: 'gb' },
+    };
+    for (const [url, payload] of [
+      ['/api/v1/mint', { walletId, amount: '1' }],
+      ['/api/v1/transfer/letter', { walletId, amount: '1', recipient }],
+    ] as const) {
+      const response = await refused.app.inject({ method: 'POST', url, headers: caller.headers, payload });
       expectChainUnavailable(response);
     }
   });

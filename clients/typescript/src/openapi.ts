@@ -2999,16 +2999,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Bad Gateway: `upstream_error` */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Service Unavailable: `configuration_missing`, `fhe_credentials_missing`, `service_unavailable` */
+            /** @description Service Unavailable: `configuration_missing`, `service_unavailable` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3199,16 +3190,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Bad Gateway: `upstream_error` */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Service Unavailable: `configuration_missing`, `fhe_credentials_missing`, `service_unavailable` */
+            /** @description Service Unavailable: `configuration_missing`, `service_unavailable` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3311,16 +3293,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Bad Gateway: `upstream_error` */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Service Unavailable: `configuration_missing`, `fhe_credentials_missing`, `service_unavailable` */
+            /** @description Service Unavailable: `configuration_missing`, `service_unavailable` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3577,7 +3550,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request: `insufficient_balance`, `invalid_amount`, `invalid_json`, `invalid_request`, `validation_error`, `wallet_not_custodial` */
+            /** @description Bad Request: `invalid_amount`, `invalid_json`, `invalid_request`, `validation_error` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3658,7 +3631,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Service Unavailable: `configuration_missing`, `fhe_credentials_missing`, `service_unavailable` */
+            /** @description Service Unavailable: `configuration_missing`, `fhe_credentials_missing` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3832,7 +3805,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request: `insufficient_balance`, `invalid_amount`, `invalid_json`, `invalid_recipient`, `invalid_request`, `validation_error`, `wallet_not_custodial` */
+            /** @description Bad Request: `invalid_amount`, `invalid_json`, `invalid_recipient`, `invalid_request`, `validation_error`, `wallet_not_custodial` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3913,7 +3886,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Service Unavailable: `configuration_missing`, `fhe_credentials_missing`, `service_unavailable` */
+            /** @description Service Unavailable: `configuration_missing`, `fhe_credentials_missing` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3959,7 +3932,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request: `insufficient_balance`, `invalid_amount`, `invalid_json`, `invalid_request`, `validation_error`, `wallet_not_custodial` */
+            /** @description Bad Request: `invalid_amount`, `invalid_json`, `invalid_request`, `validation_error`, `wallet_not_custodial` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4040,7 +4013,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Service Unavailable: `configuration_missing`, `fhe_credentials_missing`, `service_unavailable` */
+            /** @description Service Unavailable: `configuration_missing`, `fhe_credentials_missing` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4678,7 +4651,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Bad Gateway: `escrow_failed`, `escrow_unsettled`, `upstream_error` */
+            /** @description Bad Gateway: `escrow_unsettled` */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -4976,7 +4949,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Bad Gateway: `claim_failed`, `claim_unsettled`, `upstream_error` */
+            /** @description Bad Gateway: `claim_failed`, `claim_unsettled` */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -4985,7 +4958,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Service Unavailable: `configuration_missing`, `escrow_vault_underfunded`, `fhe_credentials_missing`, `service_unavailable` */
+            /** @description Service Unavailable: `configuration_missing`, `escrow_vault_underfunded`, `fhe_credentials_missing` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5067,7 +5040,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Service Unavailable: `configuration_missing`, `service_unavailable` */
+            /** @description Service Unavailable: `configuration_missing` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5209,6 +5182,15 @@ export interface operations {
             };
             /** @description Not Found: `letter_not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: `letter_not_claimable` */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5361,15 +5343,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Bad Gateway: `upstream_error` */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Service Unavailable: `mail_provider_not_configured`. `mail_provider_not_configured` */
             503: {
                 headers: {
@@ -5487,15 +5460,6 @@ export interface operations {
             };
             /** @description Internal Server Error: `internal_error` */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Service Unavailable: `service_unavailable` */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };

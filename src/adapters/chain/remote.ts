@@ -180,7 +180,10 @@ export function createRemoteNetwork(options: RemoteNetworkOptions): Network {
       ...(zamaApiKey ? { auth: { __type: 'ApiKeyHeader' as const, value: zamaApiKey } } : {}),
     }).catch((error: unknown) => {
       instancePromise = null;
-      throw new AppError('upstream_error', 'The Zama relayer could not be reached.', { cause: error });
+      // Unreachable like the chain itself (`providers.ts`): a 503 the same request may retry.
+      throw new AppError('service_unavailable', 'The Zama relayer could not be reached. Retry later.', {
+        cause: error,
+      });
     });
     return instancePromise;
   };

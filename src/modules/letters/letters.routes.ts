@@ -9,7 +9,7 @@ import type { App } from '../../http/types.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseAmount } from '../../lib/money.ts';
 import { consume } from '../../lib/rate-limit.ts';
-import { MONEY_CONFIGURATION_ERRORS } from '../network/network.service.ts';
+import { CHAIN_READ_ERRORS, MONEY_CONFIGURATION_ERRORS } from '../network/network.service.ts';
 import { LETTER_DOCS } from './letters.docs.ts';
 import { listLetters } from './letters.repository.ts';
 import { countryName, Letter, LetterPreview } from './letters.schema.ts';
@@ -74,11 +74,10 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
           'not_found',
           'wallet_not_custodial',
           'insufficient_balance',
-          'escrow_failed',
           'escrow_unsettled',
-          'upstream_error',
           'spend_limit_exceeded',
           ...MONEY_CONFIGURATION_ERRORS,
+          ...CHAIN_READ_ERRORS,
         ],
       },
       schema: {

@@ -115,14 +115,11 @@ export async function createLetter(
   const letter = (await findLetterById(db, letterId)) as LetterRow;
   if (letter.status === 'ESCROWED') return letter;
   if (letter.status === 'FAILED' || escrow.status === 'FAILED') {
-    const silentZero = escrow.errorCode === 'escrow_failed';
-    throw new AppError(
-      silentZero ? 'insufficient_balance' : 'escrow_failed',
-      escrow.error ?? 'The escrow failed; nothing moved.',
-      {
-        details: { letterId },
-      },
-    );
+    // An escrow fails only with its own code, `escrow_failed`, and only when nothing moved: what the confidential
+    // token does with an amount over the balance (it moves zero), or a refusal before signing.
+    throw new AppError('insufficient_balance', escrow.error ?? 'The escrow failed; nothing moved.', {
+      details: { letterId },
+    });
   }
   throw new AppError(
     'escrow_unsettled',

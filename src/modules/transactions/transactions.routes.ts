@@ -8,7 +8,7 @@ import type { DocumentedError } from '../../http/openapi.ts';
 import type { App } from '../../http/types.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseAmount } from '../../lib/money.ts';
-import { MONEY_CONFIGURATION_ERRORS } from '../network/network.service.ts';
+import { CHAIN_READ_ERRORS, MONEY_CONFIGURATION_ERRORS } from '../network/network.service.ts';
 import { idempotencyKeyOf, type MoneyMovement, queueMoneyMovement } from './money.service.ts';
 import { TRANSACTION_DOCS } from './transactions.docs.ts';
 import { Transaction, toTransaction } from './transactions.schema.ts';
@@ -31,11 +31,11 @@ export const TransactionData = Type.Object({ transaction: Transaction });
 export const QUEUED_ERRORS: DocumentedError[] = [
   'invalid_amount',
   'not_found',
-  'wallet_not_custodial',
-  'insufficient_balance',
   'idempotency_conflict',
   ...MONEY_CONFIGURATION_ERRORS,
 ];
+/** What the three that send from the wallet refuse besides (the faucet pays into any wallet, external ones too). */
+const SENDING_ERRORS: DocumentedError[] = [...QUEUED_ERRORS, 'wallet_not_custodial'];
 
 /** Every value of the Idempotency-Key header as sent (`request.headers` has them joined into one). */
 export function idempotencyKeysSent(request: FastifyRequest): string[] {
@@ -123,7 +123,7 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
     {
       config: {
         auth: 'either',
-        errors: QUEUED_ERRORS,
+        errors: [...SENDING_ERRORS, 'insufficient_balance', ...CHAIN_READ_ERRORS],
       },
       schema: {
         operationId: 'mintConfidential',
@@ -148,7 +148,7 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
     {
       config: {
         auth: 'either',
-        errors: [...QUEUED_ERRORS, 'invalid_recipient', 'spend_limit_exceeded'],
+        errors: [...SENDING_ERRORS, 'invalid_recipient', 'spend_limit_exceeded'],
       },
       schema: {
         operationId: 'createTransfer',
@@ -184,7 +184,7 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
     {
       config: {
         auth: 'either',
-        errors: QUEUED_ERRORS,
+        errors: SENDING_ERRORS,
       },
       schema: {
         operationId: 'redeemConfidential',
