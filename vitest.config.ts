@@ -8,5 +8,8 @@ export default defineConfig({
     pool: 'forks',
     fileParallelism: true,
     maxWorkers: 2,
+    // Records every error answer, and checks the OpenAPI document's codes against them after a whole run.
+    globalSetup: ['test/documented-errors/global-setup.ts'],
+    setupFiles: ['test/documented-errors/per-file.ts'],
   },
 });

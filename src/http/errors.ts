@@ -2,8 +2,9 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseDbError } from '../db/errors.ts';
-import { AppError } from '../lib/errors.ts';
+import { AppError, findAppError } from '../lib/errors.ts';
 import { JSON_CONTENT_TYPE } from './envelope.ts';
+import { recordErrorAnswer } from './error-record.ts';
 
 interface ValidationIssue {
   keyword?: string;
@@ -58,7 +59,8 @@ function notFoundFor(request: FastifyRequest): AppError {
 }
 
 function toAppError(error: FastifyError | AppError | Error, request: FastifyRequest): AppError {
-  if (error instanceof AppError) return error;
+  const carried = findAppError(error);
+  if (carried) return carried;
   const fastifyError = error as FastifyError & { validation?: ValidationIssue[] };
   if (Array.isArray(fastifyError.validation)) {
     const where = fastifyError.validationContext ?? 'body';
@@ -118,6 +120,7 @@ function envelopeOf(error: AppError): {
 }
 
 export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
+  recordErrorAnswer(reply.request.routeOptions?.schema?.operationId, error.status, error.code);
   return reply.code(error.status).type(JSON_CONTENT_TYPE).send(envelopeOf(error));
 }
 
@@ -178,8 +181,9 @@ export function refuseConnect(request: { url?: string }, socket: Socket): void {
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const appError = toAppError(error, request);
+    // A limit (429) or the chain being unreachable (503) says when to come back.
     const retryAfter = (appError.details as { retryAfter?: unknown } | undefined)?.retryAfter;
-    if (appError.code === 'rate_limited' && typeof retryAfter === 'number')
+    if ((appError.status === 429 || appError.status === 503) && typeof retryAfter === 'number')
       reply.header('Retry-After', retryAfter);
     if (appError.status >= 500 && appError.code === 'internal_error') {
       request.log.error({ err: error }, 'unhandled error');

@@ -150,6 +150,20 @@ export function isAppError(value: unknown): value is AppError {
   return value instanceof AppError;
 }
 
+/**
+ * The AppError an error is or carries in its cause chain: libraries wrap what our code throws beneath them (viem
+ * wraps what a transport throws: the provider list's `503 service_unavailable`, `missingSetting('RPC_URL')`), and
+ * the HTTP layer answers with the AppError, not with a 500 for the wrapper.
+ */
+export function findAppError(error: unknown): AppError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 10; depth++) {
+    if (current instanceof AppError) return current;
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return undefined;
+}
+
 /** A required setting is absent: a 503 that names the variable (platform-side, never the client's fault). */
 export function missingSetting(variable: string): AppError {
   return new AppError('configuration_missing', `The service is not configured: ${variable} is not set.`, {

@@ -69,7 +69,7 @@ interface OpenApiOperation {
  * Who may call an operation, as its OpenAPI `security` says (generated from each route's `config.auth`, which
  * every API route must declare: `buildApp` refuses a route without one).
  */
-function authOf(security: Record<string, string[]>[] | undefined): AuthMode {
+export function authOf(security: Record<string, string[]>[] | undefined): AuthMode {
   const schemes = (security ?? []).flatMap((requirement) => Object.keys(requirement));
   if (schemes.length === 0) return 'none';
   if (schemes.includes('apiKey') && schemes.includes('session')) return 'either';

@@ -3180,16 +3180,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Bad Gateway: `upstream_error` */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Service Unavailable: `configuration_missing`, `fhe_credentials_missing`, `service_unavailable` */
+            /** @description Service Unavailable: `configuration_missing`, `service_unavailable` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3398,16 +3389,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Bad Gateway: `upstream_error` */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Service Unavailable: `configuration_missing`, `fhe_credentials_missing`, `service_unavailable` */
+            /** @description Service Unavailable: `configuration_missing`, `service_unavailable` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3519,16 +3501,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Bad Gateway: `upstream_error` */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Service Unavailable: `configuration_missing`, `fhe_credentials_missing`, `service_unavailable` */
+            /** @description Service Unavailable: `configuration_missing`, `service_unavailable` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3803,7 +3776,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request: `insufficient_balance`, `invalid_amount`, `invalid_json`, `invalid_request`, `validation_error`, `wallet_not_custodial` */
+            /** @description Bad Request: `invalid_amount`, `invalid_json`, `invalid_request`, `validation_error` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3893,7 +3866,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Service Unavailable: `configuration_missing`, `fhe_credentials_missing`, `service_unavailable` */
+            /** @description Service Unavailable: `configuration_missing`, `fhe_credentials_missing` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4076,7 +4049,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request: `insufficient_balance`, `invalid_amount`, `invalid_json`, `invalid_recipient`, `invalid_request`, `validation_error`, `wallet_not_custodial` */
+            /** @description Bad Request: `invalid_amount`, `invalid_json`, `invalid_recipient`, `invalid_request`, `validation_error`, `wallet_not_custodial` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4166,7 +4139,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Service Unavailable: `configuration_missing`, `fhe_credentials_missing`, `service_unavailable` */
+            /** @description Service Unavailable: `configuration_missing`, `fhe_credentials_missing` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4212,7 +4185,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request: `insufficient_balance`, `invalid_amount`, `invalid_json`, `invalid_request`, `validation_error`, `wallet_not_custodial` */
+            /** @description Bad Request: `invalid_amount`, `invalid_json`, `invalid_request`, `validation_error`, `wallet_not_custodial` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4302,7 +4275,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Service Unavailable: `configuration_missing`, `fhe_credentials_missing`, `service_unavailable` */
+            /** @description Service Unavailable: `configuration_missing`, `fhe_credentials_missing` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5015,7 +4988,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Bad Gateway: `escrow_failed`, `escrow_unsettled`, `upstream_error` */
+            /** @description Bad Gateway: `escrow_unsettled` */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -5340,7 +5313,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Bad Gateway: `claim_failed`, `claim_unsettled`, `upstream_error` */
+            /** @description Bad Gateway: `claim_failed`, `claim_unsettled` */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -5349,7 +5322,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Service Unavailable: `configuration_missing`, `escrow_vault_underfunded`, `fhe_credentials_missing`, `service_unavailable` */
+            /** @description Service Unavailable: `configuration_missing`, `escrow_vault_underfunded`, `fhe_credentials_missing` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5440,7 +5413,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Service Unavailable: `configuration_missing`, `service_unavailable` */
+            /** @description Service Unavailable: `configuration_missing` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5591,6 +5564,15 @@ export interface operations {
             };
             /** @description Not Found: `letter_not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: `letter_not_claimable` */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5761,15 +5743,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Bad Gateway: `upstream_error` */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Service Unavailable: `mail_provider_not_configured`. `mail_provider_not_configured` */
             503: {
                 headers: {
@@ -5896,15 +5869,6 @@ export interface operations {
             };
             /** @description Internal Server Error: `internal_error` */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Service Unavailable: `service_unavailable` */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };

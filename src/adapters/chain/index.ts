@@ -14,7 +14,7 @@ export { createEmbeddedNetwork, embeddedChain } from './embedded.ts';
 export { handleJsonRpcBody, isPublicRpcMethod, jsonRpcParseError } from './jsonrpc.ts';
 export type { ProviderFailure, ProviderName, ProviderObserver } from './providers.ts';
 export { createProviderList, splitRpcUrls } from './providers.ts';
-export { createRemoteNetwork, devnetChain, EXPLORERS, findAppError } from './remote.ts';
+export { createRemoteNetwork, devnetChain, EXPLORERS } from './remote.ts';
 export * from './tx.ts';
 export type { ContractAddresses, Network, NetworkName } from './types.ts';
 

@@ -248,6 +248,8 @@ describe('RPC_URL as a list of providers', () => {
         2,
         10,
       )({ method: 'eth_chainId', params: [] }).catch((e: unknown) => e);
+      // Every provider failed: the chain is unreachable, saying why the last one failed.
+      expect(error).toMatchObject({ code: 'service_unavailable', status: 503 });
       expect(providerFailure(error)).toBe('http_error');
 
       seen.requests.length = 0;

@@ -5,7 +5,11 @@
  *   reset or refused connection, a timeout, a JSON-RPC rate-limit error), the same request goes to the next one, and
  *   the one that failed is set aside for a backoff (1 s, doubling to 30 s). Set aside, it is probed in the
  *   background (`eth_blockNumber`) once its backoff is over; the probe that succeeds puts it back first in line. When
- *   every provider is set aside, they are all tried anyway, soonest-due first: never nothing.
+ *   every provider is set aside, they are all tried anyway, soonest-due first, except one set aside for a timeout:
+ *   its requests hang, so no read waits for it again until a probe finds it answering.
+ * - A read that no provider answers (each failed as a provider, or is set aside for a timeout) fails with
+ *   `503 service_unavailable`, whose `details.retryAfter` is the seconds until the next probe is due: the chain is
+ *   unreachable, and once that is known a read says so at once instead of waiting out every timeout again.
  * - An answer of the node itself (a revert, "nonce too low", "already known", an unknown method) is the answer: it
  *   is returned as it is, without asking the next provider, and the provider counts as working.
  * - `eth_sendRawTransaction` goes to every provider at once (the same signed bytes, so the chain keeps one): the first
@@ -25,6 +29,7 @@ import {
   SocketClosedError,
   TimeoutError,
 } from 'viem';
+import { AppError } from '../../lib/errors.ts';
 
 /** Why a provider failed a request (the `reason` of the error metric). */
 export type ProviderFailure = 'rate_limited' | 'http_error' | 'timeout' | 'connection';
@@ -87,6 +92,8 @@ export function splitRpcUrls(value: string | null | undefined): string[] {
 
 /** The provider's side of a failed request, or null when the error is a node's answer (to be returned as is). */
 export function providerFailure(error: unknown): ProviderFailure | null {
+  // The list's own `service_unavailable`: the failure of the last provider it asked, if it asked one.
+  if (error instanceof AppError && error.cause !== undefined) return providerFailure(error.cause);
   if (!(error instanceof BaseError)) return 'connection';
   // -32005 (the standard limit), 429 in a JSON-RPC body (Alchemy's batches), -32007 (QuickNode's own).
   const limited = (e: unknown) =>
@@ -113,6 +120,8 @@ interface Provider {
   /** While set aside: when it may be probed again. */
   retryAt: number;
   probing: boolean;
+  /** Set aside for a timeout: reads skip it (they would hang as long) until a probe finds it answering. */
+  hangs: boolean;
 }
 
 const BROADCAST = 'eth_sendRawTransaction';
@@ -136,6 +145,7 @@ export function createProviderList(options: ProviderListOptions): ProviderList {
       failures: 0,
       retryAt: 0,
       probing: false,
+      hangs: false,
     };
   });
 
@@ -145,10 +155,12 @@ export function createProviderList(options: ProviderListOptions): ProviderList {
     if (provider.failures === 0) return;
     provider.failures = 0;
     provider.retryAt = 0;
+    provider.hangs = false;
     observer?.availability(provider.name, true);
   };
-  const failed = (provider: Provider) => {
+  const failed = (provider: Provider, failure: ProviderFailure) => {
     const at = now();
+    if (failure === 'timeout') provider.hangs = true;
     // Requests already under way when it was set aside fail too: they count once.
     if (provider.failures > 0 && at < provider.retryAt) return;
     provider.failures += 1;
@@ -177,7 +189,7 @@ export function createProviderList(options: ProviderListOptions): ProviderList {
         seconds: (performance.now() - started) / 1000,
         failure,
       });
-      if (failure) failed(provider);
+      if (failure) failed(provider, failure);
       else succeeded(provider);
       throw error;
     }
@@ -200,7 +212,7 @@ export function createProviderList(options: ProviderListOptions): ProviderList {
     probeDue();
     const inLine = providers.filter((provider) => provider.failures === 0);
     const setAside = providers
-      .filter((provider) => provider.failures > 0)
+      .filter((provider) => provider.failures > 0 && !provider.hangs)
       .sort((a, b) => a.retryAt - b.retryAt);
     let lastError: unknown;
     for (const provider of [...inLine, ...setAside]) {
@@ -211,7 +223,18 @@ export function createProviderList(options: ProviderListOptions): ProviderList {
         lastError = error;
       }
     }
-    throw lastError;
+    throw unreachable(lastError);
+  };
+
+  /** No provider answered a read: a 503 saying when the next probe is due (Retry-After). */
+  const unreachable = (cause: unknown) => {
+    const nextProbe = Math.min(...providers.map((provider) => provider.retryAt));
+    const retryAfter = Math.max(1, Math.ceil((nextProbe - now()) / 1000));
+    return new AppError(
+      'service_unavailable',
+      `The chain cannot be reached: no RPC provider answers. Retry in ${retryAfter} seconds.`,
+      { details: { retryAfter }, cause },
+    );
   };
 
   const broadcast = async (args: { method: string; params?: unknown }) => {

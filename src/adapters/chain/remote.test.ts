@@ -3,10 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { SepoliaConfig } from '@zama-fhe/relayer-sdk/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REFUSING_PORT } from '../../../test/faults/service.ts';
-import { AppError } from '../../lib/errors.ts';
+import { AppError, findAppError } from '../../lib/errors.ts';
 import type { FhevmInstanceLike } from '../confidential/fhevm-rail.ts';
 import { createNetwork } from './index.ts';
-import { createRemoteNetwork, findAppError } from './remote.ts';
+import { createRemoteNetwork } from './remote.ts';
 
 const KEY = `0x${'11'.repeat(32)}` as const;
 const CONTRACTS = {

@@ -73,19 +73,6 @@ function invalidSetting(variable: string, why: string): AppError {
 }
 
 /**
- * viem wraps what a transport throws (`missingSetting('RPC_URL')` from a client without RPC_URL) in its own errors:
- * this finds the AppError in an error's cause chain, for the HTTP layer to answer with it.
- */
-export function findAppError(error: unknown): AppError | undefined {
-  let current: unknown = error;
-  for (let depth = 0; current && depth < 10; depth++) {
-    if (current instanceof AppError) return current;
-    current = current instanceof Error ? current.cause : undefined;
-  }
-  return undefined;
-}
-
-/**
  * A `Network` over `RPC_URL` and a relayer (Zama's, or the devnet's mock one on the same URL). It never fails for a
  * missing setting: what is missing throws a 503 naming it on first use, and `ready()` lists it.
  */
@@ -193,7 +180,10 @@ export function createRemoteNetwork(options: RemoteNetworkOptions): Network {
       ...(zamaApiKey ? { auth: { __type: 'ApiKeyHeader' as const, value: zamaApiKey } } : {}),
     }).catch((error: unknown) => {
       instancePromise = null;
-      throw new AppError('upstream_error', 'The Zama relayer could not be reached.', { cause: error });
+      // Unreachable like the chain itself (`providers.ts`): a 503 the same request may retry.
+      throw new AppError('service_unavailable', 'The Zama relayer could not be reached. Retry later.', {
+        cause: error,
+      });
     });
     return instancePromise;
   };

@@ -34,7 +34,11 @@ export function registerLetterActionRoutes(app: App, deps: Deps): void {
   app.get(
     '/transfer/letter/:id/pdf',
     {
-      config: { auth: 'either', notFound: 'letter_not_found', errors: ['insufficient_scope'] },
+      config: {
+        auth: 'either',
+        notFound: 'letter_not_found',
+        errors: ['insufficient_scope', 'letter_not_claimable'],
+      },
       schema: {
         operationId: 'getLetterPdf',
         tags: ['Letters'],
@@ -74,7 +78,6 @@ export function registerLetterActionRoutes(app: App, deps: Deps): void {
           'letter_already_mailed',
           'letter_not_claimable',
           'postage_unavailable',
-          'upstream_error',
           'mail_provider_not_configured',
         ],
       },
@@ -123,12 +126,7 @@ export function registerLetterActionRoutes(app: App, deps: Deps): void {
         auth: 'either',
         notFound: 'letter_not_found',
         optionalBody: true,
-        errors: [
-          'void_requires_acknowledgement',
-          'already_claimed',
-          'letter_not_claimable',
-          'service_unavailable',
-        ],
+        errors: ['void_requires_acknowledgement', 'already_claimed', 'letter_not_claimable'],
       },
       schema: {
         operationId: 'voidLetter',

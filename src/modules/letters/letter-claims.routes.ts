@@ -49,7 +49,6 @@ export function registerLetterClaimRoutes(app: App, deps: Deps): void {
           'letter_expired',
           'claim_failed',
           'claim_unsettled',
-          'upstream_error',
           'escrow_vault_underfunded',
           ...MONEY_CONFIGURATION_ERRORS,
         ],
@@ -82,7 +81,7 @@ export function registerLetterClaimRoutes(app: App, deps: Deps): void {
   app.post(
     '/transfer/letter/sweep',
     {
-      config: { auth: 'operator', rate: 'none', errors: ['service_unavailable'] },
+      config: { auth: 'operator', rate: 'none' },
       schema: {
         operationId: 'sweepLetters',
         tags: ['Letters'],

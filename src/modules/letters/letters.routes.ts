@@ -10,7 +10,7 @@ import type { App } from '../../http/types.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseAmount } from '../../lib/money.ts';
 import { consume } from '../../lib/rate-limit.ts';
-import { MONEY_CONFIGURATION_ERRORS } from '../network/network.service.ts';
+import { CHAIN_READ_ERRORS, MONEY_CONFIGURATION_ERRORS } from '../network/network.service.ts';
 import { idempotencyKeyOf } from '../transactions/money.service.ts';
 import { LETTER_DOCS } from './letters.docs.ts';
 import { listLetters } from './letters.repository.ts';
@@ -76,12 +76,11 @@ export function registerLetterRoutes(app: App, deps: Deps): void {
           'not_found',
           'wallet_not_custodial',
           'insufficient_balance',
-          'escrow_failed',
           'escrow_unsettled',
-          'upstream_error',
           'spend_limit_exceeded',
           'idempotency_conflict',
           ...MONEY_CONFIGURATION_ERRORS,
+          ...CHAIN_READ_ERRORS,
         ],
       },
       schema: {

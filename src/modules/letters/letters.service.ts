@@ -147,14 +147,11 @@ async function settledLetter(deps: Deps, escrowId: string, logger: Logger): Prom
   // Past its escrow (a replay may find it mailed, claimed or voided since): the letter as it stands now.
   if (letter.status !== 'DRAFT' && letter.status !== 'FAILED') return letter;
   if (letter.status === 'FAILED' || escrow.status === 'FAILED') {
-    const silentZero = escrow.errorCode === 'escrow_failed';
-    throw new AppError(
-      silentZero ? 'insufficient_balance' : 'escrow_failed',
-      escrow.error ?? 'The escrow failed; nothing moved.',
-      {
-        details: { letterId },
-      },
-    );
+    // An escrow fails only with its own code, `escrow_failed`, and only when nothing moved: what the confidential
+    // token does with an amount over the balance (it moves zero), or a refusal before signing.
+    throw new AppError('insufficient_balance', escrow.error ?? 'The escrow failed; nothing moved.', {
+      details: { letterId },
+    });
   }
   throw new AppError(
     'escrow_unsettled',

@@ -8,11 +8,23 @@ export function requireNetwork(deps: Deps): Network {
   return deps.network;
 }
 
-/** The refusals of `assertMoneyConfigured` (and `requireNetwork`), as routes document them. */
+/**
+ * The refusals of `assertMoneyConfigured`, as routes document them. Not `requireNetwork`'s `service_unavailable`:
+ * every process that serves the API has a chain.
+ */
 export const MONEY_CONFIGURATION_ERRORS = [
   'fhe_credentials_missing',
   'configuration_missing',
+] as const satisfies readonly ErrorCode[];
+
+/**
+ * What a route that reads the chain before it answers can fail with: `503 service_unavailable` (with `Retry-After`)
+ * while no RPC provider answers (`providers.ts`), or the relayer cannot be reached; `configuration_missing` where
+ * a setting the read needs is absent (`RPC_URL`, a contract address).
+ */
+export const CHAIN_READ_ERRORS = [
   'service_unavailable',
+  'configuration_missing',
 ] as const satisfies readonly ErrorCode[];
 
 /** A 503 naming what is missing, checked before anything is queued (so no transaction row exists). */

@@ -9,7 +9,7 @@ import type { DocumentedError } from '../../http/openapi.ts';
 import type { App } from '../../http/types.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseAmount } from '../../lib/money.ts';
-import { MONEY_CONFIGURATION_ERRORS } from '../network/network.service.ts';
+import { CHAIN_READ_ERRORS, MONEY_CONFIGURATION_ERRORS } from '../network/network.service.ts';
 import { idempotencyKeyOf, type MoneyMovement, queueMoneyMovement } from './money.service.ts';
 import { TRANSACTION_DOCS } from './transactions.docs.ts';
 import { Transaction, toTransaction } from './transactions.schema.ts';
@@ -27,11 +27,11 @@ export const TransactionData = Type.Object({ transaction: Transaction });
 export const QUEUED_ERRORS: DocumentedError[] = [
   'invalid_amount',
   'not_found',
-  'wallet_not_custodial',
-  'insufficient_balance',
   'idempotency_conflict',
   ...MONEY_CONFIGURATION_ERRORS,
 ];
+/** What the three that send from the wallet refuse besides (the faucet pays into any wallet, external ones too). */
+const SENDING_ERRORS: DocumentedError[] = [...QUEUED_ERRORS, 'wallet_not_custodial'];
 
 /**
  * The common path of the four queued operations: the Idempotency-Key and the amount parsed, the QUEUED row (or the
@@ -109,7 +109,7 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
     {
       config: {
         auth: 'either',
-        errors: QUEUED_ERRORS,
+        errors: [...SENDING_ERRORS, 'insufficient_balance', ...CHAIN_READ_ERRORS],
       },
       schema: {
         operationId: 'mintConfidential',
@@ -134,7 +134,7 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
     {
       config: {
         auth: 'either',
-        errors: [...QUEUED_ERRORS, 'invalid_recipient', 'spend_limit_exceeded'],
+        errors: [...SENDING_ERRORS, 'invalid_recipient', 'spend_limit_exceeded'],
       },
       schema: {
         operationId: 'createTransfer',
@@ -170,7 +170,7 @@ export function registerTransactionRoutes(app: App, deps: Deps): void {
     {
       config: {
         auth: 'either',
-        errors: QUEUED_ERRORS,
+        errors: SENDING_ERRORS,
       },
       schema: {
         operationId: 'redeemConfidential',

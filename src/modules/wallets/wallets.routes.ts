@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.ts';
 import { principalOf } from '../../http/auth.ts';
 import { IdParam, ok, responses } from '../../http/envelope.ts';
 import type { App } from '../../http/types.ts';
-import { MONEY_CONFIGURATION_ERRORS } from '../network/network.service.ts';
+import { CHAIN_READ_ERRORS } from '../network/network.service.ts';
 import { MAX_NOTA_LENGTH } from '../notas/nota.ts';
 import { NotaFile } from '../notas/notas.schema.ts';
 import { balanceOf, gasOf } from './balances.ts';
@@ -57,7 +57,7 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
   app.get(
     '/wallets/:id',
     {
-      config: { auth: 'either', errors: [...MONEY_CONFIGURATION_ERRORS, 'upstream_error'] },
+      config: { auth: 'either', errors: [...CHAIN_READ_ERRORS] },
       schema: {
         operationId: 'getWallet',
         tags: ['Wallets'],
@@ -95,7 +95,7 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
   app.get(
     '/balances',
     {
-      config: { auth: 'either', errors: ['not_found', ...MONEY_CONFIGURATION_ERRORS, 'upstream_error'] },
+      config: { auth: 'either', errors: ['not_found', ...CHAIN_READ_ERRORS] },
       schema: {
         operationId: 'listBalances',
         tags: ['Wallets'],
@@ -116,7 +116,7 @@ export function registerWalletRoutes(app: App, deps: Deps): void {
   app.get(
     '/gas',
     {
-      config: { auth: 'either', errors: ['not_found', ...MONEY_CONFIGURATION_ERRORS, 'upstream_error'] },
+      config: { auth: 'either', errors: ['not_found', ...CHAIN_READ_ERRORS] },
       schema: {
         operationId: 'getGas',
         tags: ['Wallets'],
