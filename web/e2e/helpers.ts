@@ -197,15 +197,27 @@ export class ApiClient {
   async waitForTransaction(id: string, done: string[] = ['CONFIRMED', 'SETTLED'], timeoutMs = 60_000) {
     const until = Date.now() + timeoutMs;
     for (;;) {
-      const { transaction } = await this.call<{ transaction: { status: string; errorCode: string | null } }>(
+      const read = await this.raw<{ transaction: { status: string; errorCode: string | null } }>(
         'GET',
         `/transactions/${id}`,
       );
+      // The read budget is the principal's, shared with the page's own polls when the browser signed in as this
+      // client: a 429 says when to ask again, as the interface tells every client.
+      if (read.status === 429) {
+        const retryAfter = Number(
+          (read.body.error?.details as { retryAfter?: number } | undefined)?.retryAfter ?? 1,
+        );
+        await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000));
+        continue;
+      }
+      if (!read.body.ok)
+        throw new Error(`GET /transactions/${id} → ${read.status} ${JSON.stringify(read.body.error)}`);
+      const { transaction } = read.body.data as { transaction: { status: string; errorCode: string | null } };
       if (done.includes(transaction.status)) return transaction;
       if (transaction.status === 'FAILED')
         throw new Error(`transaction ${id} failed: ${transaction.errorCode}`);
       if (Date.now() > until) throw new Error(`transaction ${id} still ${transaction.status}`);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await new Promise((resolve) => setTimeout(resolve, 1000));
     }
   }
 
