@@ -53,7 +53,8 @@ describe('account events', () => {
     const received = row(page, 'in', 'TRANSFER', '7.50');
     await received.waitFor({ timeout: 60_000 });
     expect(await received.textContent()).toContain('↓');
-    expect(await received.textContent()).toContain('Received from 0x');
+    // From one's own wallet: named, not its address (issue 36 item 13).
+    expect(await received.textContent()).toContain('Received from Main');
     expect(await received.textContent()).toContain('+7.50 cSTABLE');
 
     await page.getByRole('link', { name: 'Settings' }).click();
