@@ -81,7 +81,7 @@ async function read(context: TestContext, caller: Caller, url: string) {
 }
 
 function expectChainUnavailable(response: Awaited<ReturnType<typeof read>>['response']) {
-  expect(errorOf(response)).toMatchObject({ status: 503, code: 'service_unavailable' });
+  expect(errorOf(response), response.body).toMatchObject({ status: 503, code: 'service_unavailable' });
   expect(errorOf(response).message).toMatch(/chain cannot be reached/);
   expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
 }
@@ -96,7 +96,13 @@ describe('reads while the chain is unreachable', () => {
     // Requests judged on a balance read before anything is queued: the mint's public balance, the letter's sealed one.
     const recipient = {
       name: 'Ada Lovelace',
-      address: { line1: '12 St James Square', city: 'London', postal: 'SW1Y 4JH', country: 'gb' },
+      address: {
+        line1: '12 St James Square',
+        city: 'London',
+        region: 'London',
+        postal: 'SW1Y 4JH',
+        country: 'gb',
+      },
     };
     for (const [url, payload] of [
       ['/api/v1/mint', { walletId, amount: '1' }],

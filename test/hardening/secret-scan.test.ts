@@ -57,8 +57,10 @@ function filesUnder(dir: string): Array<{ path: string; bytes: Buffer }> {
   const out: Array<{ path: string; bytes: Buffer }> = [];
   for (const entry of readdirSync(dir)) {
     const path = join(dir, entry);
-    if (statSync(path).isDirectory()) out.push(...filesUnder(path));
-    else out.push({ path, bytes: readFileSync(path) });
+    const stat = statSync(path);
+    if (stat.isDirectory()) out.push(...filesUnder(path));
+    // The chain's IPC socket (`chain/anvil/anvil.ipc`) keeps nothing at rest, and reading one fails: only files hold bytes.
+    else if (stat.isFile()) out.push({ path, bytes: readFileSync(path) });
   }
   return out;
 }
