@@ -30,10 +30,12 @@ async function readableCodes(
   deps: Deps,
   rows: LetterRow[],
   scope: Scope,
+  userId: string,
 ): Promise<{ legs: Map<string, TransactionRow>; mayReadCode: (row: LetterRow) => boolean }> {
   const { keyId } = scope;
   const legs = await legTransactions(deps.database.db, rows);
-  if (keyId === null) return { legs, mayReadCode: () => true };
+  // Only a sender reads a code: with none of the rows sent by the caller, what the key may spend is not asked.
+  if (keyId === null || !rows.some((row) => row.userId === userId)) return { legs, mayReadCode: () => true };
   const allowance =
     scope.permissions === 'read_only' ? 0n : await allowanceLeft(deps, scope, deps.clock.now());
   const createdByKey = (row: LetterRow) =>
@@ -45,7 +47,7 @@ async function readableCodes(
 }
 
 export async function presentLetters(deps: Deps, rows: LetterRow[], viewer: LetterViewer) {
-  const { legs, mayReadCode } = await readableCodes(deps, rows, viewer.scope);
+  const { legs, mayReadCode } = await readableCodes(deps, rows, viewer.scope, viewer.userId);
   return rows.map((row) =>
     toLetter(row, legs, deps.keyring, deps.network, {
       showClaimCode: row.userId === viewer.userId && mayReadCode(row),
@@ -113,7 +115,7 @@ export async function printableLetter(
   scope: Scope,
 ): Promise<LetterRow> {
   const row = await ownLetter(deps, userId, id, scope);
-  const { mayReadCode } = await readableCodes(deps, [row], scope);
+  const { mayReadCode } = await readableCodes(deps, [row], scope, userId);
   if (!mayReadCode(row)) {
     throw new AppError(
       'insufficient_scope',
