@@ -6012,7 +6012,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request: `invalid_json`, `invalid_request`, `invalid_totp_code`, `totp_already_enabled`, `totp_not_configured`, `validation_error` */
+            /** @description Bad Request: `invalid_json`, `invalid_request`, `invalid_totp_code`, `totp_not_configured`, `validation_error` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7071,7 +7071,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request: `challenge_expired`, `invalid_challenge`, `invalid_host`, `invalid_json`, `invalid_request`, `validation_error` */
+            /** @description Bad Request: `invalid_json`, `invalid_request`, `validation_error` */
             400: {
                 headers: {
                     [name: string]: unknown;

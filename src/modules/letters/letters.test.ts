@@ -656,6 +656,11 @@ describe('void and expiry', () => {
     ).toMatchObject({ status: 409, code: 'letter_not_claimable' });
     const again = await post(sender, `/transfer/letter/${letter.id}/void`, {});
     expect(again.json().data.letter.status).toBe('VOIDED');
+    // A voided letter is not mailed: its code no longer pays.
+    expect(errorOf(await post(sender, `/transfer/letter/${letter.id}/mail`, {}))).toMatchObject({
+      status: 409,
+      code: 'letter_not_claimable',
+    });
   });
 
   it('refuses to void a claimed letter (409 already_claimed) or a stranger’s (404 letter_not_found)', async () => {
@@ -696,6 +701,16 @@ describe('void and expiry', () => {
           }),
         ),
       ).toMatchObject({ status: 410, code: 'letter_expired' });
+      // An expired letter can be neither voided (its money is back already) nor mailed.
+      for (const action of ['void', 'mail']) {
+        expect(
+          errorOf(await post(senderKey, `/transfer/letter/${letter.id}/${action}`, {})),
+          action,
+        ).toMatchObject({
+          status: 409,
+          code: 'letter_not_claimable',
+        });
+      }
     } finally {
       ctx.clock.advance(-(86_400_000 + 1000));
     }

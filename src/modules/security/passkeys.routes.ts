@@ -174,14 +174,9 @@ export function registerPasskeyRoutes(app: App, deps: Deps): void {
       config: {
         auth: 'none',
         rate: 'own',
-        errors: [
-          'invalid_challenge',
-          'challenge_expired',
-          'invalid_host',
-          'unknown_passkey',
-          ['passkey_verification_failed', 401],
-          'account_disabled',
-        ],
+        // A login's challenge problems (missing, expired, another ceremony's) and a wrong origin are all
+        // `401 passkey_verification_failed`, which says nothing about an account: not registration's 400s.
+        errors: ['unknown_passkey', ['passkey_verification_failed', 401], 'account_disabled'],
       },
       schema: {
         operationId: 'logInWithPasskey',

@@ -82,7 +82,7 @@ export function registerSecurityRoutes(app: App, deps: Deps): void {
     {
       config: {
         auth: 'session',
-        errors: ['totp_already_enabled', 'totp_not_configured', 'invalid_totp_code'],
+        errors: ['totp_not_configured', 'invalid_totp_code'],
       },
       schema: {
         operationId: 'enableTotp',

@@ -226,6 +226,11 @@ describe('validation and ownership', () => {
       amount: '1',
     });
     expect(errorOf(response)).toMatchObject({ status: 400, code: 'wallet_not_custodial' });
+    // Minting and redeeming send from the wallet too; the faucet pays into any wallet.
+    for (const url of ['/mint', '/redeem']) {
+      const refused = await post(alice, url, { walletId: external.id, amount: '1' });
+      expect(errorOf(refused), url).toMatchObject({ status: 400, code: 'wallet_not_custodial' });
+    }
     const received = await settled(
       alice,
       await post(alice, '/transfer', { walletId: aliceWallet.id, to: external.address, amount: '1' }),
@@ -279,6 +284,25 @@ describe('idempotency', () => {
       { 'idempotency-key': key },
     );
     expect(errorOf(conflict)).toMatchObject({ status: 409, code: 'idempotency_conflict' });
+  });
+
+  it('every queued operation refuses a key reused with another body: 409 idempotency_conflict', async () => {
+    const dave = await signup(ctx.app);
+    const wallet = await createWallet(dave);
+    const funded = await settled(dave, await post(dave, '/fund', { walletId: wallet.id, amount: '10' }));
+    expect(funded.status).toBe('CONFIRMED');
+    for (const url of ['/fund', '/mint', '/redeem']) {
+      const key = `conflict-${randomBytes(4).toString('hex')}`;
+      const first = await post(dave, url, { walletId: wallet.id, amount: '1' }, { 'idempotency-key': key });
+      expect(first.statusCode, url).toBe(201);
+      const conflict = await post(
+        dave,
+        url,
+        { walletId: wallet.id, amount: '2' },
+        { 'idempotency-key': key },
+      );
+      expect(errorOf(conflict), url).toMatchObject({ status: 409, code: 'idempotency_conflict' });
+    }
   });
 
   it('concurrent duplicates create one transaction', async () => {

@@ -161,6 +161,13 @@ describe('webhook endpoints', () => {
         201,
       );
     }
+    // A change of URL is checked as a new one is, and a refused change leaves the endpoint as it was.
+    const first = (await call(bob, 'GET', '/webhooks')).json().data.endpoints[0];
+    for (const url of ['ftp://example.com/x', 'http://user:pw@example.com/x', 'http://10.0.0.8/x', 'nope']) {
+      const refused = await call(bob, 'PATCH', `/webhooks/${first.id}`, { url });
+      expect(errorOf(refused), url).toMatchObject({ status: 400, code: 'invalid_webhook_url' });
+    }
+    expect((await call(bob, 'GET', `/webhooks/${first.id}`)).json().data.endpoint.url).toBe(first.url);
     const eleventh = await call(bob, 'POST', '/webhooks', { url: 'https://example.com/11' });
     expect(errorOf(eleventh)).toMatchObject({ status: 400, code: 'webhook_limit_reached' });
     for (const endpoint of (await call(bob, 'GET', '/webhooks')).json().data.endpoints) {
