@@ -1,5 +1,6 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiOf } from '../../test/api.ts';
 import {
   type Caller,
   createTestContext,
@@ -11,6 +12,7 @@ import { chainSubmissions, transactions } from '../db/schema/index.ts';
 import { startWorker } from './worker.ts';
 
 let ctx: TestContext;
+const api = apiOf(() => ctx.app);
 let caller: Caller;
 let secondWorker: () => Promise<void>;
 
@@ -30,37 +32,22 @@ afterAll(async () => {
   await ctx.close();
 });
 
-async function post(url: string, payload: object) {
-  const response = await ctx.app.inject({
-    method: 'POST',
-    url: `/api/v1${url}`,
-    headers: caller.headers,
-    payload,
-  });
-  return response.json().data;
-}
-
 describe('several workers', () => {
   it('never take the same row: every operation is signed and sent exactly once', async () => {
-    const wallet = (await post('/wallets', { type: 'CUSTODIAL' })).wallet;
-    const other = (await post('/wallets', { type: 'CUSTODIAL' })).wallet;
-    await waitForStatus(
-      ctx.app,
-      caller.headers,
-      (await post('/fund', { walletId: wallet.id, amount: '100' })).transaction.id,
-    );
-    await waitForStatus(
-      ctx.app,
-      caller.headers,
-      (await post('/mint', { walletId: wallet.id, amount: '50' })).transaction.id,
-    );
+    const { headers } = caller;
+    const wallet = (await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers })).json().data.wallet;
+    const other = (await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers })).json().data.wallet;
+    const funded = await api.post('/fund', { body: { walletId: wallet.id, amount: '100' }, headers });
+    await waitForStatus(ctx.app, headers, funded.json().data.transaction.id);
+    const minted = await api.post('/mint', { body: { walletId: wallet.id, amount: '50' }, headers });
+    await waitForStatus(ctx.app, headers, minted.json().data.transaction.id);
     const queued = await Promise.all(
       Array.from({ length: 12 }, () =>
-        post('/transfer', { walletId: wallet.id, to: other.address, amount: '1' }),
+        api.post('/transfer', { body: { walletId: wallet.id, to: other.address, amount: '1' }, headers }),
       ),
     );
     const done = await Promise.all(
-      queued.map((data) => waitForStatus(ctx.app, caller.headers, data.transaction.id)),
+      queued.map((response) => waitForStatus(ctx.app, headers, response.json().data.transaction.id)),
     );
     expect(done.map((transaction) => transaction.status)).toEqual(Array(12).fill('CONFIRMED'));
     // Each transfer went out exactly once: in a transaction of its own, or as a leg of one batch (the two workers'
@@ -84,10 +71,7 @@ describe('several workers', () => {
       expect(carriers).toHaveLength(1);
       expect(row.txHash).toBe(carriers[0]?.txHash);
     }
-    const balances = await ctx.app.inject({
-      url: `/api/v1/balances?walletId=${other.id}`,
-      headers: caller.headers,
-    });
+    const balances = await api.get('/balances', { query: { walletId: other.id }, headers });
     expect(balances.json().data.balances[0].confidential.amount).toBe('12.00');
   });
 });
