@@ -6,11 +6,11 @@
  */
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiOf, dataOf } from '../../test/api.ts';
 import {
   type Caller,
   confidentialBalanceOnChain,
   createTestContext,
-  postData,
   signup,
   type TestContext,
   waitForStatus,
@@ -27,10 +27,7 @@ let ctx: TestContext;
 let caller: Caller;
 let sender: { id: string; address: string };
 let recipient: { id: string; address: string };
-
-function post(path: string, payload: object) {
-  return postData(ctx.app, caller.headers, path, payload);
-}
+const api = apiOf(() => ctx.app);
 
 beforeAll(async () => {
   ctx = await createTestContext({
@@ -42,13 +39,14 @@ beforeAll(async () => {
     },
   });
   caller = await signup(ctx.app);
-  sender = (await post('/wallets', { type: 'CUSTODIAL' })).wallet;
-  recipient = (await post('/wallets', { type: 'CUSTODIAL' })).wallet;
+  const { headers } = caller;
+  sender = dataOf(await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers })).wallet;
+  recipient = dataOf(await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers })).wallet;
   // The sender's money arrives through a worker loop, stopped before the tests queue their transfers by hand.
   const stop = await startWorker(ctx.deps, quiet);
   try {
-    for (const path of ['/fund', '/mint']) {
-      const queued = await post(path, { walletId: sender.id, amount: '50' });
+    for (const path of ['/fund', '/mint'] as const) {
+      const queued = dataOf(await api.post(path, { body: { walletId: sender.id, amount: '50' }, headers }));
       const done = await waitForStatus(ctx.app, caller.headers, queued.transaction.id, undefined, 60_000);
       expect(done.status).toBe('CONFIRMED');
     }
@@ -64,7 +62,12 @@ async function queueTransfers(amounts: string[]): Promise<string[]> {
   const ids: string[] = [];
   for (const amount of amounts) {
     ids.push(
-      (await post('/transfer', { walletId: sender.id, to: recipient.address, amount })).transaction.id,
+      dataOf(
+        await api.post('/transfer', {
+          body: { walletId: sender.id, to: recipient.address, amount },
+          headers: caller.headers,
+        }),
+      ).transaction.id,
     );
   }
   return ids;
