@@ -163,12 +163,18 @@ function build<R extends ApiResponse>(send: (request: Outgoing) => Promise<R>): 
   };
 }
 
+/** The typed API over `app.inject`, whose answers are inject's own responses. */
+export type InjectApi = Api<LightMyRequestResponse>;
+
 /**
  * The typed API over `app.inject`: the answer is inject's own response. `() => ctx.app` reads the app at each
  * request, for a file whose context is made in `beforeAll`.
  */
-export function apiOf(app: App | (() => App)): Api<LightMyRequestResponse>;
-/** The typed API of a service in another process, over real HTTP at `baseUrl` (its origin). */
+export function apiOf(app: App | (() => App)): InjectApi;
+/**
+ * The typed API of a service in another process, over real HTTP at `baseUrl` (its origin); a request with no
+ * answer after `timeoutMs` (default 30 s) fails.
+ */
 export function apiOf(baseUrl: string, options?: { timeoutMs?: number }): Api<HttpResponse>;
 export function apiOf(
   target: App | (() => App) | string,
