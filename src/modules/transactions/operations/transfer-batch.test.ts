@@ -1,11 +1,11 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import type { Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiOf, dataOf } from '../../../../test/api.ts';
 import {
   type Caller,
   confidentialBalanceOnChain,
   createTestContext,
-  postData,
   signup,
   type TestContext,
   waitForStatus,
@@ -19,6 +19,7 @@ import { openWalletKey } from '../../wallets/custody.ts';
 
 let ctx: TestContext;
 let caller: Caller;
+const api = apiOf(() => ctx.app);
 
 beforeAll(async () => {
   ctx = await createTestContext({
@@ -36,17 +37,24 @@ afterAll(async () => {
   await ctx.close();
 });
 
-function post(path: string, payload: object) {
-  return postData(ctx.app, caller.headers, path, payload);
-}
-
 async function custodialWallet(): Promise<{ id: string; address: string }> {
-  return (await post('/wallets', { type: 'CUSTODIAL' })).wallet;
+  return (await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: caller.headers }).then(dataOf))
+    .wallet;
 }
 
 async function fundConfidential(walletId: string, amount: string) {
-  await waitForStatus(ctx.app, caller.headers, (await post('/fund', { walletId, amount })).transaction.id);
-  await waitForStatus(ctx.app, caller.headers, (await post('/mint', { walletId, amount })).transaction.id);
+  await waitForStatus(
+    ctx.app,
+    caller.headers,
+    (await api.post('/fund', { body: { walletId, amount }, headers: caller.headers }).then(dataOf))
+      .transaction.id,
+  );
+  await waitForStatus(
+    ctx.app,
+    caller.headers,
+    (await api.post('/mint', { body: { walletId, amount }, headers: caller.headers }).then(dataOf))
+      .transaction.id,
+  );
 }
 
 async function metric(name: string): Promise<number> {
@@ -81,7 +89,12 @@ describe('confidential transfers in batches', () => {
     const queued = await Promise.all(
       senders.flatMap((sender) =>
         Array.from({ length: 8 }, (_, i) =>
-          post('/transfer', { walletId: sender.id, to: recipient.address, amount: `${i + 1}` }),
+          api
+            .post('/transfer', {
+              body: { walletId: sender.id, to: recipient.address, amount: `${i + 1}` },
+              headers: caller.headers,
+            })
+            .then(dataOf),
         ),
       ),
     );
@@ -128,9 +141,24 @@ describe('confidential transfers in batches', () => {
     await fundConfidential(rich.id, '50');
     await fundConfidential(poor.id, '1');
     const queued = await Promise.all([
-      post('/transfer', { walletId: rich.id, to: recipient.address, amount: '5' }),
-      post('/transfer', { walletId: poor.id, to: recipient.address, amount: '7' }),
-      post('/transfer', { walletId: rich.id, to: recipient.address, amount: '6' }),
+      api
+        .post('/transfer', {
+          body: { walletId: rich.id, to: recipient.address, amount: '5' },
+          headers: caller.headers,
+        })
+        .then(dataOf),
+      api
+        .post('/transfer', {
+          body: { walletId: poor.id, to: recipient.address, amount: '7' },
+          headers: caller.headers,
+        })
+        .then(dataOf),
+      api
+        .post('/transfer', {
+          body: { walletId: rich.id, to: recipient.address, amount: '6' },
+          headers: caller.headers,
+        })
+        .then(dataOf),
     ]);
     const done = await Promise.all(
       queued.map((data) => waitForStatus(ctx.app, caller.headers, data.transaction.id, undefined, 120_000)),
@@ -155,8 +183,18 @@ describe('confidential transfers in batches', () => {
     await fundConfidential(second.id, '50');
     // A first round grants the batcher both wallets.
     const granted = await Promise.all([
-      post('/transfer', { walletId: first.id, to: recipient.address, amount: '1' }),
-      post('/transfer', { walletId: second.id, to: recipient.address, amount: '1' }),
+      api
+        .post('/transfer', {
+          body: { walletId: first.id, to: recipient.address, amount: '1' },
+          headers: caller.headers,
+        })
+        .then(dataOf),
+      api
+        .post('/transfer', {
+          body: { walletId: second.id, to: recipient.address, amount: '1' },
+          headers: caller.headers,
+        })
+        .then(dataOf),
     ]);
     for (const data of granted) {
       expect(
@@ -175,8 +213,18 @@ describe('confidential transfers in batches', () => {
       data: encodeSetOperator(batcher, 1),
     });
     const queued = await Promise.all([
-      post('/transfer', { walletId: first.id, to: recipient.address, amount: '2' }),
-      post('/transfer', { walletId: second.id, to: recipient.address, amount: '3' }),
+      api
+        .post('/transfer', {
+          body: { walletId: first.id, to: recipient.address, amount: '2' },
+          headers: caller.headers,
+        })
+        .then(dataOf),
+      api
+        .post('/transfer', {
+          body: { walletId: second.id, to: recipient.address, amount: '3' },
+          headers: caller.headers,
+        })
+        .then(dataOf),
     ]);
     const done = await Promise.all(
       queued.map((data) => waitForStatus(ctx.app, caller.headers, data.transaction.id, undefined, 120_000)),
@@ -198,8 +246,18 @@ describe('confidential transfers in batches', () => {
     expect(signed.filter((s) => s.purpose === 'transfer').map((s) => s.status)).toEqual(['MINED', 'MINED']);
     // The revert made both wallets grant the batcher again: their next transfers go out in a batch once more.
     const again = await Promise.all([
-      post('/transfer', { walletId: first.id, to: recipient.address, amount: '4' }),
-      post('/transfer', { walletId: second.id, to: recipient.address, amount: '5' }),
+      api
+        .post('/transfer', {
+          body: { walletId: first.id, to: recipient.address, amount: '4' },
+          headers: caller.headers,
+        })
+        .then(dataOf),
+      api
+        .post('/transfer', {
+          body: { walletId: second.id, to: recipient.address, amount: '5' },
+          headers: caller.headers,
+        })
+        .then(dataOf),
     ]);
     for (const data of again) {
       expect(
