@@ -6,6 +6,7 @@
  */
 import { eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiResponse, apiOf } from '../../../../test/api.ts';
 import {
   type Caller,
   confidentialBalanceOnChain,
@@ -25,6 +26,7 @@ import { spendingWallet } from '../../wallets/wallets.service.ts';
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 let ctx: TestContext;
 let caller: Caller;
+const api = apiOf(() => ctx.app);
 
 beforeAll(async () => {
   ctx = await createTestContext({
@@ -37,24 +39,14 @@ afterAll(async () => {
   await ctx.close();
 });
 
-async function post(url: string, payload: object): Promise<string> {
-  const response = await ctx.app.inject({
-    method: 'POST',
-    url: `/api/v1${url}`,
-    headers: caller.headers,
-    payload,
-  });
+/** The id of the transaction a money movement queued, its 201 asserted. */
+function queuedId(response: ApiResponse): string {
   expect(response.statusCode, response.body).toBe(201);
   return response.json().data.transaction.id;
 }
 
 async function custodialWallet(): Promise<{ id: string; address: string }> {
-  const created = await ctx.app.inject({
-    method: 'POST',
-    url: '/api/v1/wallets',
-    headers: caller.headers,
-    payload: { type: 'CUSTODIAL' },
-  });
+  const created = await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: caller.headers });
   expect(created.statusCode, created.body).toBe(201);
   return created.json().data.wallet;
 }
@@ -65,19 +57,33 @@ describe('transfers behind earlier money of their wallet', () => {
     const recipient = '0x00000000000000000000000000000000000000b0';
     const { db } = ctx.deps.database;
     const stopWorker = await startWorker(ctx.deps, quiet as never);
-    const funded = await post('/fund', { walletId: wallet.id, amount: '40' });
+    const funded = queuedId(
+      await api.post('/fund', { body: { walletId: wallet.id, amount: '40' }, headers: caller.headers }),
+    );
     expect((await waitForStatus(ctx.app, caller.headers, funded)).status).toBe('CONFIRMED');
     await stopWorker();
 
     // The mint is queued first but backs off (as after a relayer fault); the transfers need its money.
-    const mint = await post('/mint', { walletId: wallet.id, amount: '30' });
+    const mint = queuedId(
+      await api.post('/mint', { body: { walletId: wallet.id, amount: '30' }, headers: caller.headers }),
+    );
     await db
       .update(transactions)
       .set({ nextAttemptAt: new Date(ctx.clock.now().getTime() + 60_000) })
       .where(eq(transactions.id, mint));
     const transfers = [
-      await post('/transfer', { walletId: wallet.id, to: recipient, amount: '10' }),
-      await post('/transfer', { walletId: wallet.id, to: recipient, amount: '12' }),
+      queuedId(
+        await api.post('/transfer', {
+          body: { walletId: wallet.id, to: recipient, amount: '10' },
+          headers: caller.headers,
+        }),
+      ),
+      queuedId(
+        await api.post('/transfer', {
+          body: { walletId: wallet.id, to: recipient, amount: '12' },
+          headers: caller.headers,
+        }),
+      ),
     ];
     const claimed = await claimRows(ctx.deps, 'test-worker', 10);
     expect(claimed.map((row) => row.id).sort()).toEqual([...transfers].sort());
@@ -129,15 +135,22 @@ describe('transfers behind earlier money of their wallet', () => {
     const { db } = ctx.deps.database;
     const network = ctx.deps.network as Network;
     let stop = await startWorker(ctx.deps, quiet as never);
-    for (const path of ['/fund', '/mint']) {
-      const id = await post(path, { walletId: wallet.id, amount: '20' });
+    for (const path of ['/fund', '/mint'] as const) {
+      const id = queuedId(
+        await api.post(path, { body: { walletId: wallet.id, amount: '20' }, headers: caller.headers }),
+      );
       expect((await waitForStatus(ctx.app, caller.headers, id)).status).toBe('CONFIRMED');
     }
     await stop();
 
     // The state a kill -9 leaves between a transfer's broadcast and its PENDING: the row QUEUED, never started as
     // far as the database says, its signed transfer stored and on the chain.
-    const first = await post('/transfer', { walletId: wallet.id, to: recipient, amount: '5' });
+    const first = queuedId(
+      await api.post('/transfer', {
+        body: { walletId: wallet.id, to: recipient, amount: '5' },
+        headers: caller.headers,
+      }),
+    );
     const [queued] = await db.select().from(transactions).where(eq(transactions.id, first));
     if (!queued) throw new Error('no row');
     const { wallet: spending, key } = await spendingWallet({ deps: ctx.deps, network }, queued);
@@ -155,7 +168,12 @@ describe('transfers behind earlier money of their wallet', () => {
 
     // Due again together with a second transfer of the wallet: the two are claimed at once.
     await db.update(transactions).set({ nextAttemptAt: ctx.clock.now() }).where(eq(transactions.id, first));
-    const second = await post('/transfer', { walletId: wallet.id, to: recipient, amount: '6' });
+    const second = queuedId(
+      await api.post('/transfer', {
+        body: { walletId: wallet.id, to: recipient, amount: '6' },
+        headers: caller.headers,
+      }),
+    );
     stop = await startWorker(ctx.deps, quiet as never);
     try {
       const done = [
