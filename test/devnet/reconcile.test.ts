@@ -9,6 +9,7 @@ import { startFollower } from '../../src/modules/incoming/follower.service.ts';
 import { readCursor } from '../../src/modules/incoming/incoming.repository.ts';
 import { formatReconcile } from '../../src/modules/reconcile/reconcile.cli.ts';
 import { reconcile } from '../../src/modules/reconcile/reconcile.service.ts';
+import { type ApiResponse, apiOf } from '../api.ts';
 import {
   freshDataDir,
   kill9,
@@ -22,15 +23,12 @@ import { type Caller, createTestContext, signup, type TestContext, waitForStatus
 
 let devnet: ServiceProcess | undefined;
 let ctx: TestContext;
+const api = apiOf(() => ctx.app);
 let stopFollower: (() => Promise<void>) | undefined;
 const silent = { info: () => {}, warn: () => {}, error: () => {} };
 
-async function post(caller: Caller, url: string, payload: object) {
-  return ctx.app.inject({ method: 'POST', url: `/api/v1${url}`, headers: caller.headers, payload });
-}
-
-async function settledPost(caller: Caller, url: string, payload: object) {
-  const response = await post(caller, url, payload);
+/** The transaction a money movement queued (its 201 asserted), once finished. */
+async function settled(caller: Caller, response: ApiResponse) {
   expect(response.statusCode).toBe(201);
   return waitForStatus(ctx.app, caller.headers, response.json().data.transaction.id);
 }
@@ -59,28 +57,53 @@ afterAll(async () => {
 describe('reconcile on the devnet', () => {
   it('finds no difference after funds, a mint, transfers, a letter and a redeem', async () => {
     const [alice, bob] = [await signup(ctx.app), await signup(ctx.app)];
-    const aliceWallet = (await post(alice, '/wallets', { type: 'CUSTODIAL' })).json().data.wallet;
-    const bobWallet = (await post(bob, '/wallets', { type: 'CUSTODIAL' })).json().data.wallet;
-    await settledPost(alice, '/fund', { walletId: aliceWallet.id, amount: '50' });
-    await settledPost(alice, '/mint', { walletId: aliceWallet.id, amount: '30' });
+    const aliceWallet = (
+      await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: alice.headers })
+    ).json().data.wallet;
+    const bobWallet = (
+      await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: bob.headers })
+    ).json().data.wallet;
+    await settled(
+      alice,
+      await api.post('/fund', { body: { walletId: aliceWallet.id, amount: '50' }, headers: alice.headers }),
+    );
+    await settled(
+      alice,
+      await api.post('/mint', { body: { walletId: aliceWallet.id, amount: '30' }, headers: alice.headers }),
+    );
     for (const amount of ['2', '3']) {
-      await settledPost(alice, '/transfer', { walletId: aliceWallet.id, to: bobWallet.address, amount });
+      await settled(
+        alice,
+        await api.post('/transfer', {
+          body: { walletId: aliceWallet.id, to: bobWallet.address, amount },
+          headers: alice.headers,
+        }),
+      );
     }
-    const created = await post(alice, '/transfer/letter', {
-      walletId: aliceWallet.id,
-      amount: '4',
-      recipient: {
-        name: 'Bob',
-        address: { line1: '1 Main St', city: 'Springfield', region: 'IL', country: 'US' },
+    const created = await api.post('/transfer/letter', {
+      body: {
+        walletId: aliceWallet.id,
+        amount: '4',
+        recipient: {
+          name: 'Bob',
+          address: { line1: '1 Main St', city: 'Springfield', region: 'IL', country: 'US' },
+        },
       },
+      headers: alice.headers,
     });
     expect(created.statusCode).toBe(201);
-    const claim = await post(bob, '/transfer/letter/claim', {
-      claimCode: created.json().data.letter.claimCode,
-      walletId: bobWallet.id,
+    const claim = await api.post('/transfer/letter/claim', {
+      body: {
+        claimCode: created.json().data.letter.claimCode,
+        walletId: bobWallet.id,
+      },
+      headers: bob.headers,
     });
     expect(claim.statusCode).toBe(200);
-    await settledPost(alice, '/redeem', { walletId: aliceWallet.id, amount: '1' });
+    await settled(
+      alice,
+      await api.post('/redeem', { body: { walletId: aliceWallet.id, amount: '1' }, headers: alice.headers }),
+    );
     const network = ctx.deps.network;
     if (!network) throw new Error('no chain');
     const head = await network.publicClient.getBlockNumber({ cacheTime: 0 });
