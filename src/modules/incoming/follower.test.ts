@@ -2,6 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import { type Address, createWalletClient, custom, erc20Abi, getAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiResponse, apiOf } from '../../../test/api.ts';
 import {
   type Caller,
   createTestContext,
@@ -23,6 +24,7 @@ import { followOnce, startFollower } from './follower.service.ts';
 import { readCursor } from './incoming.repository.ts';
 
 let ctx: TestContext;
+const api = apiOf(() => ctx.app);
 let alice: Caller;
 let bob: Caller;
 let carol: Caller;
@@ -32,19 +34,15 @@ let carolExternal: { id: string; address: Address };
 let stopFollower: () => Promise<void>;
 const silent = { info: () => {}, warn: () => {}, error: () => {} };
 
-async function post(caller: Caller, url: string, payload: object) {
-  return ctx.app.inject({ method: 'POST', url: `/api/v1${url}`, headers: caller.headers, payload });
-}
-
-async function settledPost(caller: Caller, url: string, payload: object) {
-  const response = await post(caller, url, payload);
+/** The transaction a money movement queued (its 201 asserted), once finished. */
+async function settled(caller: Caller, response: ApiResponse) {
   expect(response.statusCode).toBe(201);
   return waitForStatus(ctx.app, caller.headers, response.json().data.transaction.id);
 }
 
-async function list(caller: Caller, query = '') {
-  const response = await ctx.app.inject({
-    url: `/api/v1/transactions?pageSize=100${query}`,
+async function list(caller: Caller, query: { direction?: 'in' | 'out' } = {}) {
+  const response = await api.get('/transactions', {
+    query: { pageSize: 100, ...query },
     headers: caller.headers,
   });
   expect(response.statusCode).toBe(200);
@@ -75,12 +73,22 @@ beforeAll(async () => {
   });
   stopFollower = startFollower(ctx.deps, silent);
   [alice, bob, carol] = [await signup(ctx.app), await signup(ctx.app), await signup(ctx.app)];
-  aliceWallet = (await post(alice, '/wallets', { type: 'CUSTODIAL' })).json().data.wallet;
-  bobWallet = (await post(bob, '/wallets', { type: 'CUSTODIAL' })).json().data.wallet;
+  aliceWallet = (await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: alice.headers })).json()
+    .data.wallet;
+  bobWallet = (await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: bob.headers })).json().data
+    .wallet;
   const external = privateKeyToAccount(`0x${'42'.repeat(32)}`).address;
-  carolExternal = (await post(carol, '/wallets', { type: 'EXTERNAL', address: external })).json().data.wallet;
-  await settledPost(alice, '/fund', { walletId: aliceWallet.id, amount: '300' });
-  await settledPost(alice, '/mint', { walletId: aliceWallet.id, amount: '200' });
+  carolExternal = (
+    await api.post('/wallets', { body: { type: 'EXTERNAL', address: external }, headers: carol.headers })
+  ).json().data.wallet;
+  await settled(
+    alice,
+    await api.post('/fund', { body: { walletId: aliceWallet.id, amount: '300' }, headers: alice.headers }),
+  );
+  await settled(
+    alice,
+    await api.post('/mint', { body: { walletId: aliceWallet.id, amount: '200' }, headers: alice.headers }),
+  );
 });
 afterAll(async () => {
   await stopFollower?.();
@@ -89,11 +97,17 @@ afterAll(async () => {
 
 describe('money received', () => {
   it('shows a transfer as out for the sender and in for the recipient, once each', async () => {
-    const sent = await settledPost(alice, '/transfer', {
-      walletId: aliceWallet.id,
-      to: bobWallet.address,
-      amount: '25',
-    });
+    const sent = await settled(
+      alice,
+      await api.post('/transfer', {
+        body: {
+          walletId: aliceWallet.id,
+          to: bobWallet.address,
+          amount: '25',
+        },
+        headers: alice.headers,
+      }),
+    );
     expect(sent).toMatchObject({ type: 'TRANSFER', direction: 'out', status: 'CONFIRMED' });
     await caughtUp();
     const bobs = await list(bob);
@@ -119,16 +133,22 @@ describe('money received', () => {
       'MINT:out',
       'TRANSFER:out',
     ]);
-    expect((await list(bob, '&direction=out')).length).toBe(0);
-    expect((await list(bob, '&direction=in')).length).toBe(1);
+    expect((await list(bob, { direction: 'out' })).length).toBe(0);
+    expect((await list(bob, { direction: 'in' })).length).toBe(1);
   });
 
   it('records money received by an external wallet with the amount unknown (null)', async () => {
-    const sent = await settledPost(alice, '/transfer', {
-      walletId: aliceWallet.id,
-      to: carolExternal.address,
-      amount: '7',
-    });
+    const sent = await settled(
+      alice,
+      await api.post('/transfer', {
+        body: {
+          walletId: aliceWallet.id,
+          to: carolExternal.address,
+          amount: '7',
+        },
+        headers: alice.headers,
+      }),
+    );
     await caughtUp();
     const carols = await list(carol);
     expect(carols).toHaveLength(1);
@@ -143,11 +163,17 @@ describe('money received', () => {
   });
 
   it('records nothing for a transfer that moved an encrypted zero (the sender could not cover it)', async () => {
-    const failed = await settledPost(alice, '/transfer', {
-      walletId: aliceWallet.id,
-      to: bobWallet.address,
-      amount: '9999',
-    });
+    const failed = await settled(
+      alice,
+      await api.post('/transfer', {
+        body: {
+          walletId: aliceWallet.id,
+          to: bobWallet.address,
+          amount: '9999',
+        },
+        headers: alice.headers,
+      }),
+    );
     expect(failed.status).toBe('FAILED');
     await caughtUp();
     expect(await list(bob)).toHaveLength(1);
@@ -157,11 +183,17 @@ describe('money received', () => {
     await stopFollower();
     const network = ctx.deps.network;
     if (!network) throw new Error('no chain');
-    const sent = await settledPost(alice, '/transfer', {
-      walletId: aliceWallet.id,
-      to: bobWallet.address,
-      amount: '1.5',
-    });
+    const sent = await settled(
+      alice,
+      await api.post('/transfer', {
+        body: {
+          walletId: aliceWallet.id,
+          to: bobWallet.address,
+          amount: '1.5',
+        },
+        headers: alice.headers,
+      }),
+    );
     // A round cut short before its commit leaves the cursor behind: the next rounds read the blocks again.
     const cursor = await readCursor(ctx.deps.database.db, network.chainId);
     await Promise.all([followOnce(ctx.deps, network), followOnce(ctx.deps, network)]);
@@ -174,18 +206,24 @@ describe('money received', () => {
   });
 
   it('records a letter claim once, as money received by the claimant', async () => {
-    const created = await post(alice, '/transfer/letter', {
-      walletId: aliceWallet.id,
-      amount: '3',
-      recipient: {
-        name: 'Bob',
-        address: { line1: '1 Main St', city: 'Springfield', region: 'IL', country: 'US' },
+    const created = await api.post('/transfer/letter', {
+      body: {
+        walletId: aliceWallet.id,
+        amount: '3',
+        recipient: {
+          name: 'Bob',
+          address: { line1: '1 Main St', city: 'Springfield', region: 'IL', country: 'US' },
+        },
       },
+      headers: alice.headers,
     });
     expect(created.statusCode).toBe(201);
-    const claim = await post(bob, '/transfer/letter/claim', {
-      claimCode: created.json().data.letter.claimCode,
-      walletId: bobWallet.id,
+    const claim = await api.post('/transfer/letter/claim', {
+      body: {
+        claimCode: created.json().data.letter.claimCode,
+        walletId: bobWallet.id,
+      },
+      headers: bob.headers,
     });
     expect(claim.statusCode).toBe(200);
     await caughtUp();
