@@ -11,6 +11,7 @@ import { eq } from 'drizzle-orm';
 import { type Address, createWalletClient, custom, erc20Abi, getAddress, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiResponse, apiOf } from '../../../test/api.ts';
 import {
   type Caller,
   createTestContext,
@@ -34,6 +35,7 @@ const execFileAsync = promisify(execFile);
 const MAIN = fileURLToPath(new URL('../../main.ts', import.meta.url));
 
 let ctx: TestContext;
+const api = apiOf(() => ctx.app);
 let alice: Caller;
 let bob: Caller;
 let carol: Caller;
@@ -48,21 +50,14 @@ const logger = {
   error: () => {},
 };
 
-async function post(caller: Caller, url: string, payload: object) {
-  return ctx.app.inject({ method: 'POST', url: `/api/v1${url}`, headers: caller.headers, payload });
-}
-
-async function settledPost(caller: Caller, url: string, payload: object) {
-  const response = await post(caller, url, payload);
+/** The transaction a money movement queued (its 201 asserted), once finished. */
+async function settled(caller: Caller, response: ApiResponse) {
   expect(response.statusCode).toBe(201);
   return waitForStatus(ctx.app, caller.headers, response.json().data.transaction.id);
 }
 
 async function list(caller: Caller) {
-  const response = await ctx.app.inject({
-    url: '/api/v1/transactions?pageSize=100',
-    headers: caller.headers,
-  });
+  const response = await api.get('/transactions', { query: { pageSize: 100 }, headers: caller.headers });
   expect(response.statusCode).toBe(200);
   return response.json().data.items as Array<Record<string, unknown>>;
 }
@@ -84,13 +79,16 @@ async function caughtUp() {
 }
 
 function letter(caller: Caller, walletId: string, amount: string) {
-  return post(caller, '/transfer/letter', {
-    walletId,
-    amount,
-    recipient: {
-      name: 'Bob',
-      address: { line1: '1 Main St', city: 'Springfield', region: 'IL', country: 'US' },
+  return api.post('/transfer/letter', {
+    body: {
+      walletId,
+      amount,
+      recipient: {
+        name: 'Bob',
+        address: { line1: '1 Main St', city: 'Springfield', region: 'IL', country: 'US' },
+      },
     },
+    headers: caller.headers,
   });
 }
 
@@ -105,12 +103,17 @@ beforeAll(async () => {
   });
   stoppers.push(startFollower(ctx.deps, logger));
   [alice, bob, carol] = [await signup(ctx.app), await signup(ctx.app), await signup(ctx.app)];
-  aliceWallet = (await post(alice, '/wallets', { type: 'CUSTODIAL' })).json().data.wallet;
-  bobWallet = (await post(bob, '/wallets', { type: 'CUSTODIAL' })).json().data.wallet;
+  aliceWallet = (await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: alice.headers })).json()
+    .data.wallet;
+  bobWallet = (await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: bob.headers })).json().data
+    .wallet;
   carolExternal = (
-    await post(carol, '/wallets', {
-      type: 'EXTERNAL',
-      address: privateKeyToAccount(`0x${'43'.repeat(32)}`).address,
+    await api.post('/wallets', {
+      body: {
+        type: 'EXTERNAL',
+        address: privateKeyToAccount(`0x${'43'.repeat(32)}`).address,
+      },
+      headers: carol.headers,
     })
   ).json().data.wallet;
 }, 300_000);
@@ -121,45 +124,79 @@ afterAll(async () => {
 
 describe('reconcile', () => {
   it('finds no difference on a busy sandbox: funds, mints, transfers, letters, a redeem, a failed transfer', async () => {
-    await settledPost(alice, '/fund', { walletId: aliceWallet.id, amount: '300' });
-    await settledPost(bob, '/fund', { walletId: bobWallet.id, amount: '40' });
-    await settledPost(alice, '/mint', { walletId: aliceWallet.id, amount: '200' });
+    await settled(
+      alice,
+      await api.post('/fund', { body: { walletId: aliceWallet.id, amount: '300' }, headers: alice.headers }),
+    );
+    await settled(
+      bob,
+      await api.post('/fund', { body: { walletId: bobWallet.id, amount: '40' }, headers: bob.headers }),
+    );
+    await settled(
+      alice,
+      await api.post('/mint', { body: { walletId: aliceWallet.id, amount: '200' }, headers: alice.headers }),
+    );
     // Several transfers at once: the worker batches them.
     const sent = await Promise.all(
       ['5', '6', '7'].map((amount) =>
-        post(alice, '/transfer', { walletId: aliceWallet.id, to: bobWallet.address, amount }),
+        api.post('/transfer', {
+          body: { walletId: aliceWallet.id, to: bobWallet.address, amount },
+          headers: alice.headers,
+        }),
       ),
     );
     for (const response of sent) {
       expect(response.statusCode).toBe(201);
       await waitForStatus(ctx.app, alice.headers, response.json().data.transaction.id);
     }
-    await settledPost(alice, '/transfer', {
-      walletId: aliceWallet.id,
-      to: carolExternal.address,
-      amount: '4',
-    });
+    await settled(
+      alice,
+      await api.post('/transfer', {
+        body: {
+          walletId: aliceWallet.id,
+          to: carolExternal.address,
+          amount: '4',
+        },
+        headers: alice.headers,
+      }),
+    );
     expect(
       (
-        await settledPost(alice, '/transfer', {
-          walletId: aliceWallet.id,
-          to: bobWallet.address,
-          amount: '9999',
-        })
+        await settled(
+          alice,
+          await api.post('/transfer', {
+            body: {
+              walletId: aliceWallet.id,
+              to: bobWallet.address,
+              amount: '9999',
+            },
+            headers: alice.headers,
+          }),
+        )
       ).status,
     ).toBe('FAILED');
-    await settledPost(alice, '/redeem', { walletId: aliceWallet.id, amount: '10' });
+    await settled(
+      alice,
+      await api.post('/redeem', { body: { walletId: aliceWallet.id, amount: '10' }, headers: alice.headers }),
+    );
     const claimed = await letter(alice, aliceWallet.id, '3');
     expect(claimed.statusCode).toBe(201);
-    const claim = await post(bob, '/transfer/letter/claim', {
-      claimCode: claimed.json().data.letter.claimCode,
-      walletId: bobWallet.id,
+    const claim = await api.post('/transfer/letter/claim', {
+      body: {
+        claimCode: claimed.json().data.letter.claimCode,
+        walletId: bobWallet.id,
+      },
+      headers: bob.headers,
     });
     expect(claim.statusCode).toBe(200);
     const voided = await letter(alice, aliceWallet.id, '2');
     const held = await letter(alice, aliceWallet.id, '1.5');
     expect([voided.statusCode, held.statusCode]).toEqual([201, 201]);
-    const voiding = await post(alice, `/transfer/letter/${voided.json().data.letter.id}/void`, {});
+    const voiding = await api.post('/transfer/letter/{id}/void', {
+      params: { id: voided.json().data.letter.id },
+      body: {},
+      headers: alice.headers,
+    });
     expect(voiding.statusCode).toBe(200);
     await caughtUp();
 
@@ -232,8 +269,12 @@ describe('reconcile', () => {
   }, 600_000);
 
   it('records an outflow made with an exported key as a TRANSFER out, and still finds no difference', async () => {
-    const exported = await post(bob, `/wallets/${bobWallet.id}/export`, {
-      passphrase: 'correct horse battery',
+    const exported = await api.post('/wallets/{id}/export', {
+      params: { id: bobWallet.id },
+      body: {
+        passphrase: 'correct horse battery',
+      },
+      headers: bob.headers,
     });
     expect(exported.statusCode).toBe(200);
     const key = await webCryptoDecrypt(
