@@ -23,6 +23,7 @@ import { formatAmount } from '../../src/lib/money.ts';
 import { openWalletKey } from '../../src/modules/wallets/custody.ts';
 import { findWalletById } from '../../src/modules/wallets/wallets.repository.ts';
 import { startWorker } from '../../src/worker/worker.ts';
+import { type ApiResponse, apiOf } from '../api.ts';
 import { type Caller, createTestContext, signup, type TestContext } from '../harness.ts';
 import { type ChainView, checkInvariants, type RawLog, seededRandom, type TxView } from './invariants.ts';
 import { sleep, TERMINAL } from './service.ts';
@@ -110,6 +111,7 @@ function faultyNetwork(base: Network, faults: FaultSwitch): Network {
 }
 
 let ctx: TestContext;
+const api = apiOf(() => ctx.app);
 let stopWorker: (() => Promise<void>) | null = null;
 const faults: FaultSwitch = { on: true, injected: {} };
 
@@ -141,14 +143,9 @@ afterAll(async () => {
   await ctx?.close();
 });
 
-async function post(caller: Caller, url: string, payload: Record<string, string>) {
-  const response = await ctx.app.inject({
-    method: 'POST',
-    url: `/api/v1${url}`,
-    headers: caller.headers,
-    payload,
-  });
-  if (response.statusCode !== 201) throw new Error(`${url}: ${response.statusCode} ${response.body}`);
+/** The id of the transaction a money movement queued; any answer but 201 fails with its body. */
+function queuedId(response: ApiResponse): string {
+  if (response.statusCode !== 201) throw new Error(`${response.statusCode} ${response.body}`);
   return response.json().data.transaction.id as string;
 }
 
@@ -168,12 +165,7 @@ describe('injected RPC and relayer faults', () => {
     const wallets: { id: string; address: string; caller: Caller }[] = [];
     for (const caller of callers) {
       for (let i = 0; i < 2; i++) {
-        const response = await ctx.app.inject({
-          method: 'POST',
-          url: '/api/v1/wallets',
-          headers: caller.headers,
-          payload: { type: 'CUSTODIAL' },
-        });
+        const response = await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: caller.headers });
         wallets.push({ ...response.json().data.wallet, caller });
       }
     }
@@ -183,12 +175,20 @@ describe('injected RPC and relayer faults', () => {
     const hurry = setInterval(() => ctx.clock.advance(30_000), 3000);
     // Funds, then mints (the route checks the public balance, so funds must land first).
     const funds = await Promise.all(
-      wallets.map((w) => post(w.caller, '/fund', { walletId: w.id, amount: '200' })),
+      wallets.map((w) =>
+        api
+          .post('/fund', { body: { walletId: w.id, amount: '200' }, headers: w.caller.headers })
+          .then(queuedId),
+      ),
     );
     ids.push(...funds);
     await waitAll(funds, 90_000);
     const mints = await Promise.all(
-      wallets.map((w) => post(w.caller, '/mint', { walletId: w.id, amount: '120' })),
+      wallets.map((w) =>
+        api
+          .post('/mint', { body: { walletId: w.id, amount: '120' }, headers: w.caller.headers })
+          .then(queuedId),
+      ),
     );
     ids.push(...mints);
     await waitAll(mints, 90_000);
@@ -198,12 +198,19 @@ describe('injected RPC and relayer faults', () => {
       const wallet = wallets[n % wallets.length] as (typeof wallets)[number];
       const other = wallets[(n + 1 + (n % 3)) % wallets.length] as (typeof wallets)[number];
       const roll = random();
-      if (roll < 0.08) mixed.push(post(wallet.caller, '/fund', { walletId: wallet.id, amount: '5' }));
-      else if (roll < 0.16) mixed.push(post(wallet.caller, '/mint', { walletId: wallet.id, amount: '3' }));
-      else if (roll < 0.3) mixed.push(post(wallet.caller, '/redeem', { walletId: wallet.id, amount: '2.5' }));
-      else {
+      const { headers } = wallet.caller;
+      if (roll < 0.08) {
+        mixed.push(api.post('/fund', { body: { walletId: wallet.id, amount: '5' }, headers }).then(queuedId));
+      } else if (roll < 0.16) {
+        mixed.push(api.post('/mint', { body: { walletId: wallet.id, amount: '3' }, headers }).then(queuedId));
+      } else if (roll < 0.3) {
+        mixed.push(
+          api.post('/redeem', { body: { walletId: wallet.id, amount: '2.5' }, headers }).then(queuedId),
+        );
+      } else {
         const amount = roll > 0.9 ? '9000' : (1 + Math.floor(random() * 5)).toString();
-        mixed.push(post(wallet.caller, '/transfer', { walletId: wallet.id, to: other.address, amount }));
+        const body = { walletId: wallet.id, to: other.address, amount };
+        mixed.push(api.post('/transfer', { body, headers }).then(queuedId));
       }
     }
     ids.push(...(await Promise.all(mixed)));
