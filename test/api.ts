@@ -36,12 +36,15 @@ type OperationOf<P extends keyof paths, M extends Method> = NonNullable<paths[P]
 type ParametersOf<Op> = Op extends { parameters: infer X } ? X : never;
 type PathParamsOf<Op> = ParametersOf<Op> extends { path: infer X } ? X : never;
 type QueryOf<Op> = ParametersOf<Op> extends { query?: infer X } ? Exclude<X, undefined> : never;
-type RequestBodyOf<Op> = Op extends { requestBody?: infer R } ? NonNullable<R> : never;
-type BodyOf<Op> = [RequestBodyOf<Op>] extends [never]
+type BodySpecOf<Op> = Op extends { requestBody?: infer R } ? NonNullable<R> : never;
+type BodyOf<Op> = [BodySpecOf<Op>] extends [never]
   ? never
-  : RequestBodyOf<Op> extends { content: { 'application/json': infer B } }
+  : BodySpecOf<Op> extends { content: { 'application/json': infer B } }
     ? B
     : never;
+
+/** The request body the document gives `method` on `path`: `RequestBodyOf<'post', '/wallets/import'>`. */
+export type RequestBodyOf<M extends Method, P extends PathOf<M>> = BodyOf<OperationOf<P, M>>;
 
 /** What every request may carry, checked or not. */
 export interface RequestOptions {
