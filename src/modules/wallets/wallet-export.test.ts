@@ -1,5 +1,6 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { apiOf, type RequestBodyOf } from '../../../test/api.ts';
 import {
   apiKeyOf,
   type Caller,
@@ -37,21 +38,21 @@ vi.mock('node:crypto', async (importOriginal) => {
 const PASSPHRASE = 'correct horse battery staple';
 
 let ctx: TestContext;
+const api = apiOf(() => ctx.app);
 let alice: Caller;
 let bob: Caller;
 let custodial: { id: string; address: string };
 let external: { id: string; address: string };
 
-async function post(headers: Record<string, string>, url: string, payload: unknown) {
-  return ctx.app.inject({ method: 'POST', url: `/api/v1${url}`, headers, payload: payload as object });
-}
-
 function exportWallet(caller: { headers: Record<string, string> }, id: string, passphrase = PASSPHRASE) {
-  return post(caller.headers, `/wallets/${id}/export`, { passphrase });
+  return api.post('/wallets/{id}/export', { params: { id }, body: { passphrase }, headers: caller.headers });
 }
 
-function importNota(caller: { headers: Record<string, string> }, body: Record<string, unknown>) {
-  return post(caller.headers, '/wallets/import', body);
+function importNota(
+  caller: { headers: Record<string, string> },
+  body: RequestBodyOf<'post', '/wallets/import'>,
+) {
+  return api.post('/wallets/import', { body, headers: caller.headers });
 }
 
 beforeAll(async () => {
@@ -61,12 +62,15 @@ beforeAll(async () => {
   });
   alice = await signup(ctx.app);
   bob = await signup(ctx.app);
-  const created = await post(alice.headers, '/wallets', { type: 'CUSTODIAL' });
+  const created = await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: alice.headers });
   expect(created.statusCode).toBe(201);
   custodial = created.json().data.wallet;
-  const watched = await post(alice.headers, '/wallets', {
-    type: 'EXTERNAL',
-    address: privateKeyToAccount(generatePrivateKey()).address,
+  const watched = await api.post('/wallets', {
+    body: {
+      type: 'EXTERNAL',
+      address: privateKeyToAccount(generatePrivateKey()).address,
+    },
+    headers: alice.headers,
   });
   expect(watched.statusCode).toBe(201);
   external = watched.json().data.wallet;
@@ -154,13 +158,15 @@ describe('POST /wallets/{id}/export', () => {
 
   it('is reported valid (unsigned, well-formed) by POST /notas/verify', async () => {
     const nota = (await exportWallet(alice, custodial.id)).json().data.nota;
-    const response = await post(alice.headers, '/notas/verify', { nota });
+    const response = await api.post('/notas/verify', { body: { nota }, headers: alice.headers });
     expect(response.statusCode).toBe(200);
     expect(response.json().data).toEqual({ valid: true, kind: 'wallet-key', payload: decode(nota).payload });
     const broken = decode(nota);
     broken.payload.cipher.iv = 'AAAA';
     const malformed = Buffer.from(JSON.stringify(broken)).toString('base64url');
-    expect((await post(alice.headers, '/notas/verify', { nota: malformed })).json().data).toMatchObject({
+    expect(
+      (await api.post('/notas/verify', { body: { nota: malformed }, headers: alice.headers })).json().data,
+    ).toMatchObject({
       valid: false,
       kind: 'wallet-key',
     });
@@ -189,11 +195,14 @@ describe('POST /wallets/import', () => {
   });
 
   it('refuses what is not a wallet-key nota: 400 invalid_nota', async () => {
-    const fund = await post(alice.headers, '/fund', { walletId: custodial.id, amount: '10' });
+    const fund = await api.post('/fund', {
+      body: { walletId: custodial.id, amount: '10' },
+      headers: alice.headers,
+    });
     const done = await waitForStatus(ctx.app, alice.headers, fund.json().data.transaction.id);
     expect(done.status).toBe('CONFIRMED');
-    const receipt = await ctx.app.inject({
-      url: `/api/v1/transactions/${done.id}/nota`,
+    const receipt = await api.get('/transactions/{id}/nota', {
+      params: { id: done.id },
       headers: alice.headers,
     });
     expect(receipt.statusCode).toBe(200);
@@ -235,16 +244,21 @@ describe('POST /wallets/import', () => {
     expect(response.statusCode).toBe(201);
     const wallet = response.json().data.wallet;
     expect(wallet).toMatchObject({ address, type: 'CUSTODIAL', label: 'Cold storage', isPrimary: true });
-    const listed = (await ctx.app.inject({ url: '/api/v1/wallets', headers: carol.headers })).json().data
-      .wallets;
+    const listed = (await api.get('/wallets', { headers: carol.headers })).json().data.wallets;
     expect(listed.map((entry: { id: string }) => entry.id)).toEqual([wallet.id]);
 
     // The service signs with the imported key: a mint (signed by the wallet itself) confirms.
-    const fund = await post(carol.headers, '/fund', { walletId: wallet.id, amount: '5' });
+    const fund = await api.post('/fund', {
+      body: { walletId: wallet.id, amount: '5' },
+      headers: carol.headers,
+    });
     expect((await waitForStatus(ctx.app, carol.headers, fund.json().data.transaction.id)).status).toBe(
       'CONFIRMED',
     );
-    const mint = await post(carol.headers, '/mint', { walletId: wallet.id, amount: '2' });
+    const mint = await api.post('/mint', {
+      body: { walletId: wallet.id, amount: '2' },
+      headers: carol.headers,
+    });
     const minted = await waitForStatus(ctx.app, carol.headers, mint.json().data.transaction.id);
     expect(minted).toMatchObject({ status: 'CONFIRMED', fromAddress: address });
 
@@ -255,7 +269,9 @@ describe('POST /wallets/import', () => {
   it('respects the wallet limit: 400 wallet_limit_reached', async () => {
     const dave = await signup(ctx.app);
     for (let i = 0; i < 10; i++) {
-      expect((await post(dave.headers, '/wallets', { type: 'CUSTODIAL' })).statusCode).toBe(201);
+      expect(
+        (await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: dave.headers })).statusCode,
+      ).toBe(201);
     }
     const nota = await webCryptoNota(generatePrivateKey(), PASSPHRASE);
     expect(errorOf(await importNota(dave, { nota, passphrase: PASSPHRASE }))).toMatchObject({
@@ -265,7 +281,7 @@ describe('POST /wallets/import', () => {
   });
 
   it('documents both routes under Wallets, session only', async () => {
-    const document = (await ctx.app.inject({ url: '/api/v1/openapi.json' })).json();
+    const document = (await api.raw('GET', '/openapi.json')).json();
     for (const operation of [
       document.paths['/wallets/{id}/export'].post,
       document.paths['/wallets/import'].post,
