@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiOf, type RequestBodyOf } from '../../../test/api.ts';
 import { REFUSING_PORT } from '../../../test/faults/service.ts';
 import {
   type Caller,
@@ -69,28 +70,22 @@ class Receiver {
 }
 
 let ctx: TestContext;
+const api = apiOf(() => ctx.app);
 let alice: Caller;
 let bob: Caller;
 const receiver = new Receiver();
 const stoppers: Array<() => Promise<void>> = [];
 const silent = { info: () => {}, warn: () => {}, error: (...args: unknown[]) => console.error(...args) };
 
-async function call(
+async function register(
   caller: Caller,
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
-  url: string,
-  payload?: object,
+  path: string,
+  extra: Omit<RequestBodyOf<'post', '/webhooks'>, 'url'> = {},
 ) {
-  return ctx.app.inject({
-    method,
-    url: `/api/v1${url}`,
+  const response = await api.post('/webhooks', {
+    body: { url: `${receiver.url}${path}`, ...extra },
     headers: caller.headers,
-    ...(payload ? { payload } : {}),
   });
-}
-
-async function register(caller: Caller, path: string, extra: object = {}) {
-  const response = await call(caller, 'POST', '/webhooks', { url: `${receiver.url}${path}`, ...extra });
   expect(response.statusCode).toBe(201);
   const { endpoint, secret } = response.json().data;
   receiver.secrets.set(path, [secret]);
@@ -140,38 +135,62 @@ describe('webhook endpoints', () => {
     });
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
     expect(endpoint).toMatchObject({ events: ['wallet.created'], enabled: true, status: 'active' });
-    const listed = (await call(alice, 'GET', '/webhooks')).json().data.endpoints;
+    const listed = (await api.get('/webhooks', { headers: alice.headers })).json().data.endpoints;
     expect(listed.map((item: { id: string }) => item.id)).toContain(endpoint.id);
     expect(JSON.stringify(listed)).not.toContain(secret);
-    const patched = await call(alice, 'PATCH', `/webhooks/${endpoint.id}`, { enabled: false });
+    const patched = await api.patch('/webhooks/{id}', {
+      params: { id: endpoint.id },
+      body: { enabled: false },
+      headers: alice.headers,
+    });
     expect(patched.json().data.endpoint).toMatchObject({ enabled: false, status: 'disabled' });
-    expect((await call(bob, 'GET', `/webhooks/${endpoint.id}`)).statusCode).toBe(404);
-    expect((await call(bob, 'DELETE', `/webhooks/${endpoint.id}`)).statusCode).toBe(404);
-    expect((await call(alice, 'DELETE', `/webhooks/${endpoint.id}`)).statusCode).toBe(200);
-    expect((await call(alice, 'GET', `/webhooks/${endpoint.id}`)).statusCode).toBe(404);
+    expect(
+      (await api.get('/webhooks/{id}', { params: { id: endpoint.id }, headers: bob.headers })).statusCode,
+    ).toBe(404);
+    expect(
+      (await api.delete('/webhooks/{id}', { params: { id: endpoint.id }, headers: bob.headers })).statusCode,
+    ).toBe(404);
+    expect(
+      (await api.delete('/webhooks/{id}', { params: { id: endpoint.id }, headers: alice.headers }))
+        .statusCode,
+    ).toBe(200);
+    expect(
+      (await api.get('/webhooks/{id}', { params: { id: endpoint.id }, headers: alice.headers })).statusCode,
+    ).toBe(404);
   });
 
   it('refuses URLs it will not send to, and an eleventh endpoint', async () => {
     for (const url of ['ftp://example.com/x', 'http://user:pw@example.com/x', 'http://10.0.0.8/x', 'nope']) {
-      const refused = await call(bob, 'POST', '/webhooks', { url });
+      const refused = await api.post('/webhooks', { body: { url }, headers: bob.headers });
       expect(errorOf(refused)).toMatchObject({ status: 400, code: 'invalid_webhook_url' });
     }
     for (let i = 0; i < 10; i++) {
-      expect((await call(bob, 'POST', '/webhooks', { url: `https://example.com/${i}` })).statusCode).toBe(
-        201,
-      );
+      expect(
+        (await api.post('/webhooks', { body: { url: `https://example.com/${i}` }, headers: bob.headers }))
+          .statusCode,
+      ).toBe(201);
     }
     // A change of URL is checked as a new one is, and a refused change leaves the endpoint as it was.
-    const first = (await call(bob, 'GET', '/webhooks')).json().data.endpoints[0];
+    const first = (await api.get('/webhooks', { headers: bob.headers })).json().data.endpoints[0];
     for (const url of ['ftp://example.com/x', 'http://user:pw@example.com/x', 'http://10.0.0.8/x', 'nope']) {
-      const refused = await call(bob, 'PATCH', `/webhooks/${first.id}`, { url });
+      const refused = await api.patch('/webhooks/{id}', {
+        params: { id: first.id },
+        body: { url },
+        headers: bob.headers,
+      });
       expect(errorOf(refused), url).toMatchObject({ status: 400, code: 'invalid_webhook_url' });
     }
-    expect((await call(bob, 'GET', `/webhooks/${first.id}`)).json().data.endpoint.url).toBe(first.url);
-    const eleventh = await call(bob, 'POST', '/webhooks', { url: 'https://example.com/11' });
+    expect(
+      (await api.get('/webhooks/{id}', { params: { id: first.id }, headers: bob.headers })).json().data
+        .endpoint.url,
+    ).toBe(first.url);
+    const eleventh = await api.post('/webhooks', {
+      body: { url: 'https://example.com/11' },
+      headers: bob.headers,
+    });
     expect(errorOf(eleventh)).toMatchObject({ status: 400, code: 'webhook_limit_reached' });
-    for (const endpoint of (await call(bob, 'GET', '/webhooks')).json().data.endpoints) {
-      await call(bob, 'DELETE', `/webhooks/${endpoint.id}`);
+    for (const endpoint of (await api.get('/webhooks', { headers: bob.headers })).json().data.endpoints) {
+      await api.delete('/webhooks/{id}', { params: { id: endpoint.id }, headers: bob.headers });
     }
   });
 
@@ -179,9 +198,10 @@ describe('webhook endpoints', () => {
     for (const method of ['POST', 'PATCH'] as const) {
       const target =
         method === 'POST' ? '/webhooks' : `/webhooks/${(await register(bob, '/events')).endpoint.id}`;
-      const refused = await call(bob, method, target, {
-        url: `${receiver.url}/events`,
-        events: ['wallet.created', 'transaction.exploded'],
+      // An event the document does not list: sent as is.
+      const refused = await api.raw(method, target, {
+        payload: { url: `${receiver.url}/events`, events: ['wallet.created', 'transaction.exploded'] },
+        headers: bob.headers,
       });
       const error = errorOf(refused);
       expect(error).toMatchObject({ status: 400, code: 'validation_error' });
@@ -190,8 +210,8 @@ describe('webhook endpoints', () => {
       for (const event of WEBHOOK_EVENT_TYPES) expect(message).toContain(`"${event}"`);
       expect(message).not.toContain('equal to constant');
     }
-    for (const endpoint of (await call(bob, 'GET', '/webhooks')).json().data.endpoints) {
-      await call(bob, 'DELETE', `/webhooks/${endpoint.id}`);
+    for (const endpoint of (await api.get('/webhooks', { headers: bob.headers })).json().data.endpoints) {
+      await api.delete('/webhooks/{id}', { params: { id: endpoint.id }, headers: bob.headers });
     }
   });
 
@@ -257,16 +277,29 @@ describe('deliveries', () => {
   it('sends signed transaction events the reference verifier accepts: out for the sender, in for the recipient', async () => {
     await register(alice, '/alice');
     await register(bob, '/bob', { events: ['transaction.created', 'wallet.created'] });
-    const aliceWallet = (await call(alice, 'POST', '/wallets', { type: 'CUSTODIAL' })).json().data.wallet;
-    const bobWallet = (await call(bob, 'POST', '/wallets', { type: 'CUSTODIAL' })).json().data.wallet;
-    const fund = await call(alice, 'POST', '/fund', { walletId: aliceWallet.id, amount: '50' });
+    const aliceWallet = (
+      await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: alice.headers })
+    ).json().data.wallet;
+    const bobWallet = (
+      await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: bob.headers })
+    ).json().data.wallet;
+    const fund = await api.post('/fund', {
+      body: { walletId: aliceWallet.id, amount: '50' },
+      headers: alice.headers,
+    });
     await waitForStatus(ctx.app, alice.headers, fund.json().data.transaction.id);
-    const mint = await call(alice, 'POST', '/mint', { walletId: aliceWallet.id, amount: '30' });
+    const mint = await api.post('/mint', {
+      body: { walletId: aliceWallet.id, amount: '30' },
+      headers: alice.headers,
+    });
     await waitForStatus(ctx.app, alice.headers, mint.json().data.transaction.id);
-    const transfer = await call(alice, 'POST', '/transfer', {
-      walletId: aliceWallet.id,
-      to: bobWallet.address,
-      amount: '12.5',
+    const transfer = await api.post('/transfer', {
+      body: {
+        walletId: aliceWallet.id,
+        to: bobWallet.address,
+        amount: '12.5',
+      },
+      headers: alice.headers,
     });
     const sent = await waitForStatus(ctx.app, alice.headers, transfer.json().data.transaction.id);
     expect(sent.status).toBe('CONFIRMED');
@@ -320,7 +353,10 @@ describe('deliveries', () => {
     // The receiver is on the loopback (the sandbox allows it): its attempts record only whether they succeeded.
     const { endpoint } = await register(alice, '/flaky', { events: ['wallet.created'] });
     receiver.answers.set('/flaky', [500]);
-    const test = await call(alice, 'POST', `/webhooks/${endpoint.id}/test`);
+    const test = await api.post('/webhooks/{id}/test', {
+      params: { id: endpoint.id },
+      headers: alice.headers,
+    });
     expect(test.statusCode).toBe(202);
     const deliveryId = test.json().data.delivery.id;
     await until(() => (receiver.on('/flaky').length >= 2 ? true : undefined), 'the retry', 30_000);
@@ -329,7 +365,9 @@ describe('deliveries', () => {
     expect(sends).toHaveLength(2);
     expect(sends[0]?.headers['webhook-id']).toBe(sends[1]?.headers['webhook-id']);
     expect(sends[0]?.payload.type).toBe('webhook.test');
-    const deliveries = (await call(alice, 'GET', `/webhooks/${endpoint.id}/deliveries`)).json().data;
+    const deliveries = (
+      await api.get('/webhooks/{id}/deliveries', { params: { id: endpoint.id }, headers: alice.headers })
+    ).json().data;
     expect(deliveries.total).toBe(1);
     expect(deliveries.items[0]).toMatchObject({
       id: deliveryId,
@@ -342,12 +380,20 @@ describe('deliveries', () => {
     ]);
     expect(deliveries.items[0].attempts[0].error).not.toMatch(/500/);
 
-    const replay = await call(alice, 'POST', `/webhooks/${endpoint.id}/deliveries/${deliveryId}/replay`);
+    const replay = await api.post('/webhooks/{id}/deliveries/{deliveryId}/replay', {
+      params: { id: endpoint.id, deliveryId },
+      headers: alice.headers,
+    });
     expect(replay.statusCode).toBe(202);
     await until(() => (receiver.on('/flaky').length >= 3 ? true : undefined), 'the replay');
     expect(receiver.on('/flaky')[2]?.headers['webhook-id']).toBe(sends[0]?.headers['webhook-id']);
     expect(
-      (await call(bob, 'POST', `/webhooks/${endpoint.id}/deliveries/${deliveryId}/replay`)).statusCode,
+      (
+        await api.post('/webhooks/{id}/deliveries/{deliveryId}/replay', {
+          params: { id: endpoint.id, deliveryId },
+          headers: bob.headers,
+        })
+      ).statusCode,
     ).toBe(404);
     expect(receiver.unverified).toEqual([]);
   });
@@ -371,13 +417,17 @@ describe('deliveries', () => {
         .where(eq(webhookDeliveries.id, id as string));
       return id;
     });
-    const read = async () => (await call(alice, 'GET', `/webhooks/${endpoint.id}`)).json().data.endpoint;
+    const read = async () =>
+      (await api.get('/webhooks/{id}', { params: { id: endpoint.id }, headers: alice.headers })).json().data
+        .endpoint;
     await until(async () => ((await read()).status === 'failing' ? true : undefined), 'the endpoint failing');
-    const deliveries = (await call(alice, 'GET', `/webhooks/${endpoint.id}/deliveries`)).json().data.items;
+    const deliveries = (
+      await api.get('/webhooks/{id}/deliveries', { params: { id: endpoint.id }, headers: alice.headers })
+    ).json().data.items;
     expect(deliveries[0]).toMatchObject({ id: deliveryId, status: 'FAILED', nextAttemptAt: null });
     expect(deliveries[0].attempts[0]).toMatchObject({ statusCode: null, durationMs: 0 });
     expect(deliveries[0].attempts[0].error).not.toMatch(/503/);
-    await call(alice, 'POST', `/webhooks/${endpoint.id}/test`);
+    await api.post('/webhooks/{id}/test', { params: { id: endpoint.id }, headers: alice.headers });
     await until(
       async () => ((await read()).status === 'active' ? true : undefined),
       'the endpoint active again',
@@ -394,12 +444,17 @@ describe('deliveries', () => {
       { url: `${receiver.url}/probe-200`, ok: true },
     ];
     for (const target of targets) {
-      const created = await call(alice, 'POST', '/webhooks', { url: target.url, events: ['wallet.created'] });
+      const created = await api.post('/webhooks', {
+        body: { url: target.url, events: ['wallet.created'] },
+        headers: alice.headers,
+      });
       const { endpoint, secret } = created.json().data;
       receiver.secrets.set(new URL(target.url).pathname, [secret]);
-      await call(alice, 'POST', `/webhooks/${endpoint.id}/test`);
+      await api.post('/webhooks/{id}/test', { params: { id: endpoint.id }, headers: alice.headers });
       const [delivery] = await until(async () => {
-        const items = (await call(alice, 'GET', `/webhooks/${endpoint.id}/deliveries`)).json().data.items;
+        const items = (
+          await api.get('/webhooks/{id}/deliveries', { params: { id: endpoint.id }, headers: alice.headers })
+        ).json().data.items;
         return items[0]?.attempts.length > 0 ? items : undefined;
       }, `an attempt at ${target.url}`);
       expect(delivery.attempts[0], target.url).toMatchObject({
@@ -407,19 +462,22 @@ describe('deliveries', () => {
         durationMs: 0,
         error: target.ok ? null : 'the delivery failed (no detail is kept for a loopback address)',
       });
-      await call(alice, 'DELETE', `/webhooks/${endpoint.id}`);
+      await api.delete('/webhooks/{id}', { params: { id: endpoint.id }, headers: alice.headers });
     }
   });
 
   it('signs with the old and the new secret for 24 hours after a rotation', async () => {
     const { endpoint, secret: old } = await register(alice, '/rotated', { events: ['wallet.created'] });
-    const rotated = await call(alice, 'POST', `/webhooks/${endpoint.id}/rotate-secret`);
+    const rotated = await api.post('/webhooks/{id}/rotate-secret', {
+      params: { id: endpoint.id },
+      headers: alice.headers,
+    });
     expect(rotated.statusCode).toBe(200);
     const fresh = rotated.json().data.secret;
     expect(fresh).not.toBe(old);
     expect(rotated.json().data.endpoint.previousSecretExpiresAt).not.toBeNull();
     receiver.secrets.set('/rotated', [old, fresh]);
-    await call(alice, 'POST', `/webhooks/${endpoint.id}/test`);
+    await api.post('/webhooks/{id}/test', { params: { id: endpoint.id }, headers: alice.headers });
     const sent = await until(() => receiver.on('/rotated')[0], 'the rotated delivery');
     expect(String(sent.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expect(receiver.unverified).toEqual([]);
@@ -427,16 +485,19 @@ describe('deliveries', () => {
 
   it('keeps a letter sealed in every webhook before the claim, and reveals it in letter.claimed', async () => {
     await register(alice, '/letters', { events: ['letter.created', 'letter.claimed'] });
-    const wallet = (await call(alice, 'GET', '/wallets')).json().data.wallets[0];
-    const bobWallet = (await call(bob, 'GET', '/wallets')).json().data.wallets[0];
-    const created = await call(alice, 'POST', '/transfer/letter', {
-      walletId: wallet.id,
-      amount: '2',
-      memo: 'for the cake',
-      recipient: {
-        name: 'Bob',
-        address: { line1: '1 Main St', city: 'Springfield', region: 'IL', country: 'US' },
+    const wallet = (await api.get('/wallets', { headers: alice.headers })).json().data.wallets[0];
+    const bobWallet = (await api.get('/wallets', { headers: bob.headers })).json().data.wallets[0];
+    const created = await api.post('/transfer/letter', {
+      body: {
+        walletId: wallet.id,
+        amount: '2',
+        memo: 'for the cake',
+        recipient: {
+          name: 'Bob',
+          address: { line1: '1 Main St', city: 'Springfield', region: 'IL', country: 'US' },
+        },
       },
+      headers: alice.headers,
     });
     expect(created.statusCode).toBe(201);
     const first = await until(() => receiver.on('/letters')[0], 'letter.created');
@@ -459,9 +520,12 @@ describe('deliveries', () => {
     });
     expect(first.body).not.toContain('for the cake');
     expect(first.body).not.toContain(created.json().data.letter.claimCode);
-    const claim = await call(bob, 'POST', '/transfer/letter/claim', {
-      claimCode: created.json().data.letter.claimCode,
-      walletId: bobWallet.id,
+    const claim = await api.post('/transfer/letter/claim', {
+      body: {
+        claimCode: created.json().data.letter.claimCode,
+        walletId: bobWallet.id,
+      },
+      headers: bob.headers,
     });
     expect(claim.statusCode).toBe(200);
     const claimed = await until(
@@ -479,39 +543,52 @@ describe('deliveries', () => {
     /** The raw bytes of the delivery's `data`, as sent: the body is `{type, timestamp, data}`. */
     const dataOf = (item: Received) => item.body.slice(item.body.indexOf(',"data":') + ',"data":'.length, -1);
 
-    const wallet = (await call(carol, 'POST', '/wallets', { type: 'CUSTODIAL' })).json().data.wallet;
+    const wallet = (
+      await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: carol.headers })
+    ).json().data.wallet;
     const walletCreated = await until(() => events('wallet.created', wallet.id)[0], 'wallet.created');
-    expect((await call(carol, 'GET', `/wallets/${wallet.id}`)).body).toContain(
-      `"wallet":${dataOf(walletCreated)}`,
-    );
+    expect(
+      (await api.get('/wallets/{id}', { params: { id: wallet.id }, headers: carol.headers })).body,
+    ).toContain(`"wallet":${dataOf(walletCreated)}`);
 
-    const fund = await call(carol, 'POST', '/fund', { walletId: wallet.id, amount: '50' });
+    const fund = await api.post('/fund', {
+      body: { walletId: wallet.id, amount: '50' },
+      headers: carol.headers,
+    });
     const funded = await waitForStatus(ctx.app, carol.headers, fund.json().data.transaction.id);
     const fundSettled = await until(
       () =>
         events('transaction.updated', funded.id).find((item) => item.payload.data.status === funded.status),
       'the fund settled',
     );
-    expect((await call(carol, 'GET', `/transactions/${funded.id}`)).body).toContain(
-      `"transaction":${dataOf(fundSettled)}`,
-    );
-    const mint = await call(carol, 'POST', '/mint', { walletId: wallet.id, amount: '30' });
+    expect(
+      (await api.get('/transactions/{id}', { params: { id: funded.id }, headers: carol.headers })).body,
+    ).toContain(`"transaction":${dataOf(fundSettled)}`);
+    const mint = await api.post('/mint', {
+      body: { walletId: wallet.id, amount: '30' },
+      headers: carol.headers,
+    });
     await waitForStatus(ctx.app, carol.headers, mint.json().data.transaction.id);
 
-    const posted = await call(carol, 'POST', '/transfer/letter', {
-      walletId: wallet.id,
-      amount: '3',
-      memo: 'mirror',
-      recipient: {
-        name: 'Dan',
-        address: { line1: '2 Elm St', city: 'Shelbyville', region: 'IL', country: 'US' },
+    const posted = await api.post('/transfer/letter', {
+      body: {
+        walletId: wallet.id,
+        amount: '3',
+        memo: 'mirror',
+        recipient: {
+          name: 'Dan',
+          address: { line1: '2 Elm St', city: 'Shelbyville', region: 'IL', country: 'US' },
+        },
       },
+      headers: carol.headers,
     });
     expect(posted.statusCode).toBe(201);
     const letterId = posted.json().data.letter.id;
     const letterCreated = await until(() => events('letter.created', letterId)[0], 'letter.created');
     // The sender's view, less the claim code: a secret no event carries (the webhook shows it null).
-    const escrowed = (await call(carol, 'GET', `/transfer/letter/${letterId}`)).json().data.letter;
+    const escrowed = (
+      await api.get('/transfer/letter/{id}', { params: { id: letterId }, headers: carol.headers })
+    ).json().data.letter;
     expect(escrowed.claimCode).toMatch(/\S/);
     expect(dataOf(letterCreated)).toBe(JSON.stringify({ ...escrowed, claimCode: null, claimUrl: null }));
     expect(letterCreated.payload.data).toMatchObject({
@@ -520,16 +597,19 @@ describe('deliveries', () => {
       status: 'ESCROWED',
     });
 
-    const bobWallet = (await call(bob, 'GET', '/wallets')).json().data.wallets[0];
-    const claim = await call(bob, 'POST', '/transfer/letter/claim', {
-      claimCode: escrowed.claimCode,
-      walletId: bobWallet.id,
+    const bobWallet = (await api.get('/wallets', { headers: bob.headers })).json().data.wallets[0];
+    const claim = await api.post('/transfer/letter/claim', {
+      body: {
+        claimCode: escrowed.claimCode,
+        walletId: bobWallet.id,
+      },
+      headers: bob.headers,
     });
     expect(claim.statusCode).toBe(200);
     const letterClaimed = await until(() => events('letter.claimed', letterId)[0], 'letter.claimed');
-    expect((await call(carol, 'GET', `/transfer/letter/${letterId}`)).body).toContain(
-      `"letter":${dataOf(letterClaimed)}`,
-    );
+    expect(
+      (await api.get('/transfer/letter/{id}', { params: { id: letterId }, headers: carol.headers })).body,
+    ).toContain(`"letter":${dataOf(letterClaimed)}`);
     expect(letterClaimed.payload.data).toMatchObject({ amount: '3.00', memo: 'mirror', status: 'CLAIMED' });
     expect(receiver.unverified).toEqual([]);
   });
@@ -539,7 +619,10 @@ describe('deliveries', () => {
     const dave = await signup(ctx.app);
     const { endpoint } = await register(dave, '/after-clock-move');
     await advanceTestClock(ctx.deps, 2 * 60 * 60);
-    expect((await call(dave, 'POST', `/webhooks/${endpoint.id}/test`)).statusCode).toBe(202);
+    expect(
+      (await api.post('/webhooks/{id}/test', { params: { id: endpoint.id }, headers: dave.headers }))
+        .statusCode,
+    ).toBe(202);
     const sent = await until(() => receiver.on('/after-clock-move')[0], 'the delivery after the clock moved');
     expect(receiver.unverified.filter((line) => line.startsWith('/after-clock-move'))).toEqual([]);
     const signedAt = Number(sent.headers['webhook-timestamp']) * 1000;
