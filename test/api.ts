@@ -219,8 +219,12 @@ export function apiOf(
   });
 }
 
-/** The envelope's `data` of a success; any other answer fails with its status and body. */
+/** The envelope's `data` of a success; any other answer fails with its request, status and body. */
 export function dataOf(response: ApiResponse) {
-  if (response.statusCode >= 300) throw new Error(`${response.statusCode} ${response.body}`);
+  if (response.statusCode >= 300) {
+    const request = (response as { raw?: { req?: { method?: string; url?: string } } }).raw?.req;
+    const sent = request ? `${request.method} ${request.url}: ` : '';
+    throw new Error(`${sent}${response.statusCode} ${response.body}`);
+  }
   return response.json().data;
 }
