@@ -3,13 +3,13 @@
  * to wallets, and the rolling 24-hour spend limit (its race included). Run with DATABASE_URL for PostgreSQL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiOf, dataOf } from '../../../test/api.ts';
 import { UNLIMITED_ENV } from '../../../test/hardening/fixture.ts';
 import {
   apiKeyOf,
   type Caller,
   createTestContext,
   errorOf,
-  postData,
   signup,
   type TestContext,
   toWindowStart,
@@ -17,7 +17,6 @@ import {
 } from '../../../test/harness.ts';
 import { startWorker } from '../../worker/worker.ts';
 
-const API = '/api/v1';
 const DAY_MS = 24 * 60 * 60 * 1000;
 const RECIPIENT = {
   name: 'Grace Hopper',
@@ -26,6 +25,7 @@ const RECIPIENT = {
 const quiet = { info: () => {}, warn: () => {}, error: (...args: unknown[]) => console.error(...args) };
 
 let ctx: TestContext;
+const api = apiOf(() => ctx.app);
 let owner: Caller;
 let other: Caller;
 /** The owner's wallets: A funded and minted (the bound and limited keys' wallet), B funded and minted, C empty. */
@@ -42,14 +42,6 @@ let othersLetter: { id: string; claimCode: string };
 
 type Headers = Record<string, string>;
 
-function get(headers: Headers, url: string) {
-  return ctx.app.inject({ url: `${API}${url}`, headers });
-}
-
-function post(headers: Headers, url: string, payload: object = {}, extra: Headers = {}) {
-  return ctx.app.inject({ method: 'POST', url: `${API}${url}`, headers: { ...headers, ...extra }, payload });
-}
-
 /** Keys made by the tests, revoked after each group: an account holds 10 active keys. */
 let made: Array<{ caller: Caller; id: string }> = [];
 
@@ -61,11 +53,7 @@ async function keyOf(caller: Caller, body: Record<string, unknown>) {
 
 async function revokeMadeKeys(): Promise<void> {
   for (const { caller, id } of made) {
-    const response = await ctx.app.inject({
-      method: 'DELETE',
-      url: `${API}/keys/${id}`,
-      headers: caller.headers,
-    });
+    const response = await api.delete('/keys/{id}', { params: { id }, headers: caller.headers });
     expect(response.statusCode).toBe(200);
   }
   made = [];
@@ -81,25 +69,34 @@ async function runWorkerUntil(done: () => Promise<void>): Promise<void> {
 }
 
 async function funded(caller: Caller, walletId: string, confidential: string) {
-  const fund = await postData(ctx.app, caller.headers, '/fund', { walletId, amount: '100' });
+  const fund = dataOf(
+    await api.post('/fund', { body: { walletId, amount: '100' }, headers: caller.headers }),
+  );
   await waitForStatus(ctx.app, caller.headers, fund.transaction.id, ['CONFIRMED']);
-  const mint = await postData(ctx.app, caller.headers, '/mint', { walletId, amount: confidential });
+  const mint = dataOf(
+    await api.post('/mint', { body: { walletId, amount: confidential }, headers: caller.headers }),
+  );
   await waitForStatus(ctx.app, caller.headers, mint.transaction.id, ['CONFIRMED']);
   return fund.transaction.id as string;
 }
 
 function sendLetter(headers: Headers, walletId: string, amount: string) {
-  return post(headers, '/transfer/letter', { walletId, amount, recipient: RECIPIENT });
+  return api.post('/transfer/letter', { body: { walletId, amount, recipient: RECIPIENT }, headers });
 }
 
 /** A letter escrowed through the caller's session (mailable: its claim origin is https). */
 async function sealedLetter(caller: Caller, walletId: string, amount: string) {
-  const { letter } = await postData(ctx.app, caller.headers, '/transfer/letter', {
-    walletId,
-    amount,
-    recipient: RECIPIENT,
-    claimOrigin: 'https://claim.example.com',
-  });
+  const { letter } = dataOf(
+    await api.post('/transfer/letter', {
+      body: {
+        walletId,
+        amount,
+        recipient: RECIPIENT,
+        claimOrigin: 'https://claim.example.com',
+      },
+      headers: caller.headers,
+    }),
+  );
   return letter as { id: string; claimCode: string };
 }
 
@@ -116,10 +113,18 @@ beforeAll(async () => {
   ctx = await createTestContext({ network: true, env: UNLIMITED_ENV });
   owner = await signup(ctx.app);
   other = await signup(ctx.app);
-  walletA = (await postData(ctx.app, owner.headers, '/wallets', { type: 'CUSTODIAL' })).wallet;
-  walletB = (await postData(ctx.app, owner.headers, '/wallets', { type: 'CUSTODIAL' })).wallet;
-  walletC = (await postData(ctx.app, owner.headers, '/wallets', { type: 'CUSTODIAL' })).wallet;
-  otherWallet = (await postData(ctx.app, other.headers, '/wallets', { type: 'CUSTODIAL' })).wallet;
+  walletA = dataOf(
+    await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: owner.headers }),
+  ).wallet;
+  walletB = dataOf(
+    await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: owner.headers }),
+  ).wallet;
+  walletC = dataOf(
+    await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: owner.headers }),
+  ).wallet;
+  otherWallet = dataOf(
+    await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: other.headers }),
+  ).wallet;
   await runWorkerUntil(async () => {
     await funded(owner, walletA.id, '60');
     fundOfB = await funded(owner, walletB.id, '20');
@@ -138,7 +143,7 @@ describe('POST /keys with a scope', () => {
     const { key } = await keyOf(owner, {});
     expect(key).toMatchObject({ permissions: 'full', walletIds: null, spendLimit: null });
     expect(key).not.toHaveProperty('spentLast24h');
-    const listed = (await get(owner.headers, '/keys'))
+    const listed = (await api.get('/keys', { headers: owner.headers }))
       .json()
       .data.keys.find((k: { id: string }) => k.id === key.id);
     expect(listed).toEqual(key);
@@ -158,7 +163,7 @@ describe('POST /keys with a scope', () => {
     });
     const readOnly = await keyOf(owner, { permissions: 'read_only' });
     expect(readOnly.key).toMatchObject({ permissions: 'read_only', walletIds: null, spendLimit: null });
-    const listed = (await get(owner.headers, '/keys')).json().data.keys;
+    const listed = (await api.get('/keys', { headers: owner.headers })).json().data.keys;
     expect(listed.find((k: { id: string }) => k.id === key.id)).toEqual(key);
   });
 
@@ -179,17 +184,24 @@ describe('POST /keys with a scope', () => {
     [{ spendLimit: '10' }, 'spendLimit'],
     [{ permissions: 'read_only', spendLimit: { amount: '10', period: '24h' } }, 'spendLimit'],
   ])('refuses %j: 400 validation_error naming %s', async (scope, path) => {
-    const response = await post(owner.headers, '/keys', { name: 'bad scope', ...scope });
+    // Scopes the document does not allow: sent as is.
+    const response = await api.raw('POST', '/keys', {
+      payload: { name: 'bad scope', ...scope },
+      headers: owner.headers,
+    });
     const error = errorOf(response);
     expect(error).toMatchObject({ status: 400, code: 'validation_error' });
     expect((error.details as Array<{ path: string }>).map((detail) => detail.path)).toContain(path);
   });
 
   it("refuses a repeated wallet id (400) and a wallet that is not the account's (404 not_found)", async () => {
-    const repeated = await post(owner.headers, '/keys', { name: 'x', walletIds: [walletA.id, walletA.id] });
+    const repeated = await api.post('/keys', {
+      body: { name: 'x', walletIds: [walletA.id, walletA.id] },
+      headers: owner.headers,
+    });
     expect(errorOf(repeated)).toMatchObject({ status: 400, code: 'validation_error' });
     for (const walletIds of [[otherWallet.id], [walletA.id, otherWallet.id], ['no-such-wallet']]) {
-      const response = await post(owner.headers, '/keys', { name: 'x', walletIds });
+      const response = await api.post('/keys', { body: { name: 'x', walletIds }, headers: owner.headers });
       expect(errorOf(response)).toMatchObject({ status: 404, code: 'not_found' });
     }
   });
@@ -212,13 +224,20 @@ describe('a read-only key', () => {
       `/transfer/letter/${letterFromA.id}`,
       '/webhooks',
     ]) {
-      const [asFull, asReadOnly] = [await get(full.headers, url), await get(readOnly.headers, url)];
+      // A table of routes walked in a loop: each sent as written.
+      const [asFull, asReadOnly] = [
+        await api.raw('GET', url, { headers: full.headers }),
+        await api.raw('GET', url, { headers: readOnly.headers }),
+      ];
       expect(asReadOnly.statusCode, url).toBe(200);
       // Letters without their claim codes: a code is a credential to the escrowed money (below).
       expect(asReadOnly.json(), url).toEqual(withoutClaimCodes(asFull.json()));
     }
     // A receipt is issued afresh on each read (its issuedAt differs).
-    expect((await get(readOnly.headers, `/transactions/${fundOfB}/nota`)).statusCode).toBe(200);
+    expect(
+      (await api.get('/transactions/{id}/nota', { params: { id: fundOfB }, headers: readOnly.headers }))
+        .statusCode,
+    ).toBe(200);
   });
 
   it('is refused every write with 403 insufficient_scope, each counted in the write budget', async () => {
@@ -239,12 +258,8 @@ describe('a read-only key', () => {
     ];
     const remaining: number[] = [];
     for (const [method, url, payload] of writes) {
-      const response = await ctx.app.inject({
-        method: method as 'POST' | 'PATCH',
-        url: `${API}${url}`,
-        headers,
-        payload,
-      });
+      // A table of routes walked in a loop: each sent as written.
+      const response = await api.raw(method as 'POST' | 'PATCH', url, { payload, headers });
       expect(errorOf(response), `${method} ${url}`).toMatchObject({
         status: 403,
         code: 'insufficient_scope',
@@ -255,17 +270,22 @@ describe('a read-only key', () => {
     // One unit of the write budget per refused write.
     expect(remaining).toEqual(remaining.map((_, i) => (remaining[0] as number) - i));
     // The claim is a write too, counted in the claim budget.
-    const claim = await post(headers, '/transfer/letter/claim', {
-      claimCode: othersLetter.claimCode,
-      walletId: walletA.id,
+    const claim = await api.post('/transfer/letter/claim', {
+      body: {
+        claimCode: othersLetter.claimCode,
+        walletId: walletA.id,
+      },
+      headers,
     });
     expect(errorOf(claim)).toMatchObject({ status: 403, code: 'insufficient_scope' });
     expect(claim.headers['ratelimit-remaining']).toBeDefined();
     // Nothing was written: the letter is still escrowed, the name unchanged, no wallet added.
-    const letter = (await get(owner.headers, `/transfer/letter/${letterFromA.id}`)).json().data.letter;
+    const letter = (
+      await api.get('/transfer/letter/{id}', { params: { id: letterFromA.id }, headers: owner.headers })
+    ).json().data.letter;
     expect(letter.status).toBe('ESCROWED');
-    expect((await get(owner.headers, '/me')).json().data.user.name).not.toBe('Changed');
-    expect((await get(owner.headers, '/wallets')).json().data.wallets).toHaveLength(3);
+    expect((await api.get('/me', { headers: owner.headers })).json().data.user.name).not.toBe('Changed');
+    expect((await api.get('/wallets', { headers: owner.headers })).json().data.wallets).toHaveLength(3);
   });
 });
 
@@ -281,29 +301,32 @@ describe('a key bound to one wallet', () => {
   });
 
   it('lists that wallet alone: wallets, balances, gas', async () => {
-    const wallets = (await get(bound.headers, '/wallets')).json().data.wallets;
+    const wallets = (await api.get('/wallets', { headers: bound.headers })).json().data.wallets;
     expect(wallets.map((wallet: { id: string }) => wallet.id)).toEqual([walletA.id]);
-    const balances = (await get(bound.headers, '/balances')).json().data.balances;
+    const balances = (await api.get('/balances', { headers: bound.headers })).json().data.balances;
     expect(balances.map((balance: { wallet: { id: string } }) => balance.wallet.id)).toEqual([walletA.id]);
-    const gas = (await get(bound.headers, '/gas')).json().data.wallets;
+    const gas = (await api.get('/gas', { headers: bound.headers })).json().data.wallets;
     expect(gas.map((record: { walletId: string }) => record.walletId)).toEqual([walletA.id]);
-    expect((await get(full.headers, '/wallets')).json().data.wallets).toHaveLength(3);
+    expect((await api.get('/wallets', { headers: full.headers })).json().data.wallets).toHaveLength(3);
   });
 
   it("lists that wallet's transactions alone, with their total (and a full key's page is not served to it)", async () => {
-    const url = '/transactions?pageSize=100';
-    const before = (await get(full.headers, url)).json().data;
-    const mine = (await get(bound.headers, url)).json().data;
+    const page = { query: { pageSize: 100 } };
+    const before = (await api.get('/transactions', { ...page, headers: full.headers })).json().data;
+    const mine = (await api.get('/transactions', { ...page, headers: bound.headers })).json().data;
     const expected = before.items.filter((item: { walletId: string }) => item.walletId === walletA.id);
     expect(expected.length).toBeGreaterThan(0);
     expect(mine.items).toEqual(expected);
     expect(mine.total).toBe(expected.length);
     // And the other way round: the bound key's page is not served to the full key.
-    const after = (await get(full.headers, url)).json().data;
+    const after = (await api.get('/transactions', { ...page, headers: full.headers })).json().data;
     expect(after.total).toBe(before.total);
     expect(after.total).toBeGreaterThan(mine.total);
     const filtered = (
-      await get(bound.headers, `/transactions?walletId=${walletA.id}&status=CONFIRMED`)
+      await api.get('/transactions', {
+        query: { walletId: walletA.id, status: 'CONFIRMED' },
+        headers: bound.headers,
+      })
     ).json().data;
     expect(filtered.total).toBe(
       expected.filter((item: { status: string }) => item.status === 'CONFIRMED').length,
@@ -311,8 +334,12 @@ describe('a key bound to one wallet', () => {
   });
 
   it('lists the letters sent from that wallet alone, with their total', async () => {
-    const all = (await get(full.headers, '/transfer/letter?pageSize=100')).json().data;
-    const mine = (await get(bound.headers, '/transfer/letter?pageSize=100')).json().data;
+    const all = (
+      await api.get('/transfer/letter', { query: { pageSize: 100 }, headers: full.headers })
+    ).json().data;
+    const mine = (
+      await api.get('/transfer/letter', { query: { pageSize: 100 }, headers: bound.headers })
+    ).json().data;
     const expected = all.items.filter(
       (letter: { sender: { walletId: string } }) => letter.sender.walletId === walletA.id,
     );
@@ -322,7 +349,9 @@ describe('a key bound to one wallet', () => {
     expect(mine.items.map((letter: { id: string }) => letter.id)).toContain(letterFromA.id);
     expect(mine.total).toBe(expected.length);
     expect(all.total).toBeGreaterThan(mine.total);
-    const escrowed = (await get(bound.headers, '/transfer/letter?status=ESCROWED')).json().data;
+    const escrowed = (
+      await api.get('/transfer/letter', { query: { status: 'ESCROWED' }, headers: bound.headers })
+    ).json().data;
     expect(escrowed.total).toBe(
       expected.filter((letter: { status: string }) => letter.status === 'ESCROWED').length,
     );
@@ -331,6 +360,7 @@ describe('a key bound to one wallet', () => {
   it("reads the account's other wallets, their transactions and letters as another account's: 404", async () => {
     const notFound = { status: 404, code: 'not_found' };
     const letterNotFound = { status: 404, code: 'letter_not_found' };
+    // Tables of routes walked in loops: each request sent as written (a POST with the file's empty JSON body).
     for (const url of [
       `/wallets/${walletB.id}`,
       `/balances?walletId=${walletB.id}`,
@@ -339,10 +369,12 @@ describe('a key bound to one wallet', () => {
       `/transactions/${fundOfB}`,
       `/transactions/${fundOfB}/nota`,
     ]) {
-      expect(errorOf(await get(bound.headers, url)), url).toMatchObject(notFound);
+      expect(errorOf(await api.raw('GET', url, { headers: bound.headers })), url).toMatchObject(notFound);
     }
     for (const url of [`/transfer/letter/${letterFromB.id}`, `/transfer/letter/${letterFromB.id}/pdf`]) {
-      expect(errorOf(await get(bound.headers, url)), url).toMatchObject(letterNotFound);
+      expect(errorOf(await api.raw('GET', url, { headers: bound.headers })), url).toMatchObject(
+        letterNotFound,
+      );
     }
     for (const [url, payload] of [
       ['/fund', { walletId: walletB.id, amount: '1' }],
@@ -353,55 +385,90 @@ describe('a key bound to one wallet', () => {
       [`/wallets/${walletB.id}/primary`, {}],
       ['/transfer/letter/claim', { claimCode: othersLetter.claimCode, walletId: walletB.id }],
     ] as Array<[string, object]>) {
-      expect(errorOf(await post(bound.headers, url, payload)), url).toMatchObject(notFound);
+      expect(errorOf(await api.raw('POST', url, { payload, headers: bound.headers })), url).toMatchObject(
+        notFound,
+      );
     }
     for (const url of [
       `/transfer/letter/${letterFromB.id}/void`,
       `/transfer/letter/${letterFromB.id}/mail`,
     ]) {
-      expect(errorOf(await post(bound.headers, url)), url).toMatchObject(letterNotFound);
+      expect(errorOf(await api.raw('POST', url, { payload: {}, headers: bound.headers })), url).toMatchObject(
+        letterNotFound,
+      );
     }
     // Nothing of wallet B moved.
-    const letter = (await get(owner.headers, `/transfer/letter/${letterFromB.id}`)).json().data.letter;
+    const letter = (
+      await api.get('/transfer/letter/{id}', { params: { id: letterFromB.id }, headers: owner.headers })
+    ).json().data.letter;
     expect(letter.status).toBe('ESCROWED');
-    const claimable = (await get(other.headers, `/transfer/letter/${othersLetter.id}`)).json().data.letter;
+    const claimable = (
+      await api.get('/transfer/letter/{id}', { params: { id: othersLetter.id }, headers: other.headers })
+    ).json().data.letter;
     expect(claimable.status).toBe('ESCROWED');
   });
 
   it('acts on its own wallet, and cannot create one: 403 insufficient_scope', async () => {
-    const primary = await post(bound.headers, `/wallets/${walletA.id}/primary`);
+    // With the empty JSON body the file always sent (the route takes none).
+    const primary = await api.raw('POST', `/wallets/${walletA.id}/primary`, {
+      payload: {},
+      headers: bound.headers,
+    });
     expect(primary.statusCode).toBe(200);
-    expect(errorOf(await post(bound.headers, '/wallets', { type: 'CUSTODIAL' }))).toMatchObject({
+    expect(
+      errorOf(await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: bound.headers })),
+    ).toMatchObject({
       status: 403,
       code: 'insufficient_scope',
     });
-    expect((await get(owner.headers, '/wallets')).json().data.wallets).toHaveLength(3);
+    expect((await api.get('/wallets', { headers: owner.headers })).json().data.wallets).toHaveLength(3);
     const letter = await sendLetter(bound.headers, walletA.id, '1');
     expect(letter.statusCode).toBe(201);
     expect(letter.json().data.letter.sender.walletId).toBe(walletA.id);
   });
 
   it('claims into its wallet, and only a key that sees that wallet reads the claim back', async () => {
-    const claim = await post(bound.headers, '/transfer/letter/claim', {
-      claimCode: othersLetter.claimCode,
-      walletId: walletA.id,
+    const claim = await api.post('/transfer/letter/claim', {
+      body: {
+        claimCode: othersLetter.claimCode,
+        walletId: walletA.id,
+      },
+      headers: bound.headers,
     });
     expect(claim.statusCode).toBe(200);
     expect(claim.json().data.transaction.walletId).toBe(walletA.id);
     const boundToB = await keyOf(owner, { walletIds: [walletB.id] });
-    const code = encodeURIComponent(othersLetter.claimCode);
-    expect((await get(bound.headers, `/transfer/letter/claim?code=${code}`)).statusCode).toBe(200);
-    expect((await get(bound.headers, `/transfer/letter/${othersLetter.id}`)).statusCode).toBe(200);
-    expect(errorOf(await get(boundToB.headers, `/transfer/letter/claim?code=${code}`))).toMatchObject({
+    const code = othersLetter.claimCode;
+    expect(
+      (await api.get('/transfer/letter/claim', { query: { code }, headers: bound.headers })).statusCode,
+    ).toBe(200);
+    expect(
+      (await api.get('/transfer/letter/{id}', { params: { id: othersLetter.id }, headers: bound.headers }))
+        .statusCode,
+    ).toBe(200);
+    expect(
+      errorOf(await api.get('/transfer/letter/claim', { query: { code }, headers: boundToB.headers })),
+    ).toMatchObject({
       status: 404,
       code: 'letter_not_found',
     });
-    expect(errorOf(await get(boundToB.headers, `/transfer/letter/${othersLetter.id}`))).toMatchObject({
+    expect(
+      errorOf(
+        await api.get('/transfer/letter/{id}', {
+          params: { id: othersLetter.id },
+          headers: boundToB.headers,
+        }),
+      ),
+    ).toMatchObject({
       status: 404,
       code: 'letter_not_found',
     });
     const claimTransaction = claim.json().data.transaction.id;
-    expect(errorOf(await get(boundToB.headers, `/transactions/${claimTransaction}`))).toMatchObject({
+    expect(
+      errorOf(
+        await api.get('/transactions/{id}', { params: { id: claimTransaction }, headers: boundToB.headers }),
+      ),
+    ).toMatchObject({
       status: 404,
       code: 'not_found',
     });
@@ -409,10 +476,12 @@ describe('a key bound to one wallet', () => {
 
   it('lists only itself and the keys bound within its wallets', async () => {
     const alsoA = await keyOf(owner, { walletIds: [walletA.id], permissions: 'read_only' });
-    const ids = (await get(bound.headers, '/keys')).json().data.keys.map((key: { id: string }) => key.id);
+    const ids = (await api.get('/keys', { headers: bound.headers }))
+      .json()
+      .data.keys.map((key: { id: string }) => key.id);
     expect(ids).toContain(bound.key.id);
     expect(ids).toContain(alsoA.key.id);
-    const all = (await get(owner.headers, '/keys')).json().data.keys;
+    const all = (await api.get('/keys', { headers: owner.headers })).json().data.keys;
     const expected = all.filter((key: { walletIds: string[] | null }) =>
       key.walletIds?.every((id) => id === walletA.id),
     );
@@ -450,10 +519,10 @@ describe("a letter's claim code: shown only through a credential that may send i
 
   /** The letter as `headers` reads it: by id, in the list, and as its PDF. */
   async function readsOf(headers: Headers, id = letter.id) {
-    const one = await get(headers, `/transfer/letter/${id}`);
-    const list = await get(headers, '/transfer/letter?pageSize=100');
+    const one = await api.get('/transfer/letter/{id}', { params: { id }, headers });
+    const list = await api.get('/transfer/letter', { query: { pageSize: 100 }, headers });
     const listed = list.json().data.items.find((item: { id: string }) => item.id === id);
-    const pdf = await get(headers, `/transfer/letter/${id}/pdf`);
+    const pdf = await api.get('/transfer/letter/{id}/pdf', { params: { id }, headers });
     return { one, list, listed, pdf };
   }
 
@@ -504,11 +573,12 @@ describe("a letter's claim code: shown only through a credential that may send i
     const codes = letters.flatMap((item) => [item.claimCode, item.claimUrl?.split('#')[1] ?? null]);
     expect(codes.filter((code) => code !== null)).toEqual([]);
     // The code itself still claims: the money was never at risk from anything but a leak of it.
-    const preview = await get({}, `/transfer/letter/preview?code=${encodeURIComponent(letter.claimCode)}`);
+    const preview = await api.get('/transfer/letter/preview', { query: { code: letter.claimCode } });
     expect(preview.json().data.letter).toMatchObject({ status: 'ESCROWED', claimable: true });
-    expect((await get(owner.headers, `/transfer/letter/${letter.id}`)).json().data.letter.status).toBe(
-      'ESCROWED',
-    );
+    expect(
+      (await api.get('/transfer/letter/{id}', { params: { id: letter.id }, headers: owner.headers })).json()
+        .data.letter.status,
+    ).toBe('ESCROWED');
   });
 });
 
@@ -519,10 +589,14 @@ describe('a key with a 10-unit daily limit', () => {
     reader = await keyOf(owner, {});
   });
   const transfer = (headers: Headers, amount: string, walletId = walletA.id, extra: Headers = {}) =>
-    post(headers, '/transfer', { walletId, to: otherWallet.address, amount }, extra);
+    api.post('/transfer', {
+      body: { walletId, to: otherWallet.address, amount },
+      headers: { ...headers, ...extra },
+    });
   const spentOf = async (keyId: string) =>
-    (await get(reader.headers, '/keys')).json().data.keys.find((key: { id: string }) => key.id === keyId)
-      .spentLast24h as string;
+    (await api.get('/keys', { headers: reader.headers }))
+      .json()
+      .data.keys.find((key: { id: string }) => key.id === keyId).spentLast24h as string;
 
   it('stops counting a transfer that FAILED', async () => {
     // Wallet C holds no cSTABLE: its transfer moves an encrypted zero and ends FAILED.
@@ -585,15 +659,18 @@ describe('a key with a 10-unit daily limit', () => {
     expect(huge.details).toMatchObject({ resetsAt: new Date(lastAt + DAY_MS).toISOString() });
 
     // What leaves nothing the account holds does not count: mint, redeem, the faucet.
-    expect((await post(limited.headers, '/mint', { walletId: walletA.id, amount: '1' })).statusCode).toBe(
-      201,
-    );
-    expect((await post(limited.headers, '/redeem', { walletId: walletA.id, amount: '1' })).statusCode).toBe(
-      201,
-    );
-    expect((await post(limited.headers, '/fund', { walletId: walletA.id, amount: '1' })).statusCode).toBe(
-      201,
-    );
+    expect(
+      (await api.post('/mint', { body: { walletId: walletA.id, amount: '1' }, headers: limited.headers }))
+        .statusCode,
+    ).toBe(201);
+    expect(
+      (await api.post('/redeem', { body: { walletId: walletA.id, amount: '1' }, headers: limited.headers }))
+        .statusCode,
+    ).toBe(201);
+    expect(
+      (await api.post('/fund', { body: { walletId: walletA.id, amount: '1' }, headers: limited.headers }))
+        .statusCode,
+    ).toBe(201);
     // A session is never limited by its account's keys; another key has its own limit.
     expect((await transfer(owner.headers, '5')).statusCode).toBe(201);
     const second = await keyOf(owner, { spendLimit: { amount: '10', period: '24h' } });
