@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { type Address, erc20Abi } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiResponse, apiOf, type RequestBodyOf } from '../../../test/api.ts';
 import {
   apiKeyOf,
   type Caller,
@@ -14,39 +15,25 @@ import {
 } from '../../../test/harness.ts';
 
 let ctx: TestContext;
+const api = apiOf(() => ctx.app);
 let alice: Caller;
 let bob: Caller;
 let aliceWallet: { id: string; address: Address };
 let bobWallet: { id: string; address: Address };
 
-async function post(caller: Caller, url: string, payload: unknown, headers: Record<string, string> = {}) {
-  return ctx.app.inject({
-    method: 'POST',
-    url: `/api/v1${url}`,
-    headers: { ...caller.headers, ...headers },
-    payload: payload as object,
-  });
-}
-
-async function createWallet(caller: Caller, body: Record<string, unknown> = { type: 'CUSTODIAL' }) {
-  const response = await post(caller, '/wallets', body);
+async function createWallet(caller: Caller, body: RequestBodyOf<'post', '/wallets'> = { type: 'CUSTODIAL' }) {
+  const response = await api.post('/wallets', { body, headers: caller.headers });
   expect(response.statusCode).toBe(201);
   return response.json().data.wallet;
 }
 
-async function settled(
-  caller: Caller,
-  response: { statusCode: number; json: () => { data: { transaction: { id: string } } } },
-) {
+async function settled(caller: Caller, response: ApiResponse) {
   expect(response.statusCode).toBe(201);
   return waitForStatus(ctx.app, caller.headers, response.json().data.transaction.id);
 }
 
 async function balances(caller: Caller, walletId: string) {
-  const response = await ctx.app.inject({
-    url: `/api/v1/balances?walletId=${walletId}`,
-    headers: caller.headers,
-  });
+  const response = await api.get('/balances', { query: { walletId }, headers: caller.headers });
   return response.json().data.balances[0];
 }
 
@@ -64,7 +51,10 @@ afterAll(() => ctx.close());
 
 describe('fund, mint, transfer, redeem', () => {
   it('funds: 201 QUEUED with txHash null, then CONFIRMED with the gas top-up hash', async () => {
-    const response = await post(alice, '/fund', { walletId: aliceWallet.id, amount: '500' });
+    const response = await api.post('/fund', {
+      body: { walletId: aliceWallet.id, amount: '500' },
+      headers: alice.headers,
+    });
     expect(response.statusCode).toBe(201);
     const queued = response.json().data.transaction;
     expect(queued).toMatchObject({
@@ -85,7 +75,7 @@ describe('fund, mint, transfer, redeem', () => {
     expect(balance.normal).toEqual({ token: 'STABLE', amount: '500.00' });
     expect(Number.parseFloat(balance.eth.amount)).toBeGreaterThan(0);
     const onChain = await rpcClient(ctx.app).readContract({
-      address: (await ctx.app.inject({ url: '/api/v1/network' })).json().data.contracts.stablecoin,
+      address: (await api.get('/network')).json().data.contracts.stablecoin,
       abi: erc20Abi,
       functionName: 'balanceOf',
       args: [aliceWallet.address],
@@ -96,7 +86,7 @@ describe('fund, mint, transfer, redeem', () => {
   it('mints cSTABLE from STABLE and the decrypted balance shows it', async () => {
     const done = await settled(
       alice,
-      await post(alice, '/mint', { walletId: aliceWallet.id, amount: '200' }),
+      await api.post('/mint', { body: { walletId: aliceWallet.id, amount: '200' }, headers: alice.headers }),
     );
     expect(done).toMatchObject({ type: 'MINT', status: 'CONFIRMED', token: 'cSTABLE' });
     const balance = await balances(alice, aliceWallet.id);
@@ -106,19 +96,22 @@ describe('fund, mint, transfer, redeem', () => {
   });
 
   it('refuses a mint the public balance cannot cover: 400 insufficient_balance, nothing queued', async () => {
-    const before = (await ctx.app.inject({ url: '/api/v1/transactions', headers: alice.headers })).json().data
-      .total;
-    const response = await post(alice, '/mint', { walletId: aliceWallet.id, amount: '100000' });
+    const before = (await api.get('/transactions', { headers: alice.headers })).json().data.total;
+    const response = await api.post('/mint', {
+      body: { walletId: aliceWallet.id, amount: '100000' },
+      headers: alice.headers,
+    });
     expect(errorOf(response)).toMatchObject({ status: 400, code: 'insufficient_balance' });
-    expect(
-      (await ctx.app.inject({ url: '/api/v1/transactions', headers: alice.headers })).json().data.total,
-    ).toBe(before);
+    expect((await api.get('/transactions', { headers: alice.headers })).json().data.total).toBe(before);
   });
 
   it('transfers confidentially to another account; the recipient decrypts exactly the amount', async () => {
     const done = await settled(
       alice,
-      await post(alice, '/transfer', { walletId: aliceWallet.id, to: bobWallet.address, amount: '50.5' }),
+      await api.post('/transfer', {
+        body: { walletId: aliceWallet.id, to: bobWallet.address, amount: '50.5' },
+        headers: alice.headers,
+      }),
     );
     expect(done).toMatchObject({
       type: 'TRANSFER',
@@ -133,7 +126,10 @@ describe('fund, mint, transfer, redeem', () => {
   it('reports a transfer the balance cannot cover (an encrypted zero moved) as FAILED, never a success', async () => {
     const done = await settled(
       alice,
-      await post(alice, '/transfer', { walletId: aliceWallet.id, to: bobWallet.address, amount: '5000' }),
+      await api.post('/transfer', {
+        body: { walletId: aliceWallet.id, to: bobWallet.address, amount: '5000' },
+        headers: alice.headers,
+      }),
     );
     expect(done.status).toBe('FAILED');
     expect(done.errorCode).toBe('transfer_failed');
@@ -143,7 +139,10 @@ describe('fund, mint, transfer, redeem', () => {
   });
 
   it('redeems through SETTLING to SETTLED with the settlement hash (the recipient has no gas of its own)', async () => {
-    const done = await settled(bob, await post(bob, '/redeem', { walletId: bobWallet.id, amount: '20' }));
+    const done = await settled(
+      bob,
+      await api.post('/redeem', { body: { walletId: bobWallet.id, amount: '20' }, headers: bob.headers }),
+    );
     expect(done).toMatchObject({ type: 'REDEEM', status: 'SETTLED' });
     expect(done.settlementTxHash).toMatch(/^0x[0-9a-f]{64}$/);
     const balance = await balances(bob, bobWallet.id);
@@ -152,17 +151,23 @@ describe('fund, mint, transfer, redeem', () => {
   });
 
   it('a redeem larger than the balance moves nothing and ends FAILED redeem_failed', async () => {
-    const done = await settled(bob, await post(bob, '/redeem', { walletId: bobWallet.id, amount: '999' }));
+    const done = await settled(
+      bob,
+      await api.post('/redeem', { body: { walletId: bobWallet.id, amount: '999' }, headers: bob.headers }),
+    );
     expect(done).toMatchObject({ status: 'FAILED', errorCode: 'redeem_failed' });
     expect((await balances(bob, bobWallet.id)).confidential.amount).toBe('30.50');
   });
 
   it('caps the faucet at 1000 per account over 24 hours: FAILED faucet_cap_exceeded', async () => {
-    const ok = await settled(alice, await post(alice, '/fund', { walletId: aliceWallet.id, amount: '500' }));
+    const ok = await settled(
+      alice,
+      await api.post('/fund', { body: { walletId: aliceWallet.id, amount: '500' }, headers: alice.headers }),
+    );
     expect(ok.status).toBe('CONFIRMED');
     const over = await settled(
       alice,
-      await post(alice, '/fund', { walletId: aliceWallet.id, amount: '0.01' }),
+      await api.post('/fund', { body: { walletId: aliceWallet.id, amount: '0.01' }, headers: alice.headers }),
     );
     expect(over).toMatchObject({ status: 'FAILED', errorCode: 'faucet_cap_exceeded', txHash: null });
     expect(over.error).toMatch(/1000/);
@@ -170,7 +175,9 @@ describe('fund, mint, transfer, redeem', () => {
   it('runs several mints of one wallet at once, each judged by its own wrap', async () => {
     const before = await balances(alice, aliceWallet.id);
     const responses = await Promise.all(
-      ['1.5', '2.25', '3'].map((amount) => post(alice, '/mint', { walletId: aliceWallet.id, amount })),
+      ['1.5', '2.25', '3'].map((amount) =>
+        api.post('/mint', { body: { walletId: aliceWallet.id, amount }, headers: alice.headers }),
+      ),
     );
     const done = await Promise.all(responses.map((response) => settled(alice, response)));
     expect(done.map((transaction) => transaction.status)).toEqual(['CONFIRMED', 'CONFIRMED', 'CONFIRMED']);
@@ -191,14 +198,21 @@ describe('validation and ownership', () => {
     ['/redeem', { amount: '1e3' }],
     ['/fund', { amount: 'abc' }],
   ])('%s with %j is 400 invalid_amount', async (url, body) => {
-    const response = await post(alice, url, { walletId: aliceWallet.id, ...body });
+    // A table of routes and wrong amounts: each sent as written.
+    const response = await api.raw('POST', url, {
+      payload: { walletId: aliceWallet.id, ...body },
+      headers: alice.headers,
+    });
     expect(errorOf(response)).toMatchObject({ status: 400, code: 'invalid_amount' });
   });
 
   it.each(['0x123', 'not-an-address', '0x0000000000000000000000000000000000000000'])(
     'transfer to %s is 400 invalid_recipient',
     async (to) => {
-      const response = await post(alice, '/transfer', { walletId: aliceWallet.id, to, amount: '1' });
+      const response = await api.post('/transfer', {
+        body: { walletId: aliceWallet.id, to, amount: '1' },
+        headers: alice.headers,
+      });
       expect(errorOf(response)).toMatchObject({ status: 400, code: 'invalid_recipient' });
     },
   );
@@ -210,7 +224,10 @@ describe('validation and ownership', () => {
       ['/transfer', { to: aliceWallet.address, amount: '1' }],
       ['/redeem', { amount: '1' }],
     ] as const) {
-      const response = await post(bob, url, { walletId: aliceWallet.id, ...body });
+      const response = await api.post(url, {
+        body: { walletId: aliceWallet.id, ...body },
+        headers: bob.headers,
+      });
       expect(errorOf(response)).toMatchObject({ status: 404, code: 'not_found' });
     }
   });
@@ -220,20 +237,29 @@ describe('validation and ownership', () => {
       type: 'EXTERNAL',
       address: `0x${randomBytes(20).toString('hex')}`,
     });
-    const response = await post(alice, '/transfer', {
-      walletId: external.id,
-      to: bobWallet.address,
-      amount: '1',
+    const response = await api.post('/transfer', {
+      body: {
+        walletId: external.id,
+        to: bobWallet.address,
+        amount: '1',
+      },
+      headers: alice.headers,
     });
     expect(errorOf(response)).toMatchObject({ status: 400, code: 'wallet_not_custodial' });
     // Minting and redeeming send from the wallet too; the faucet pays into any wallet.
-    for (const url of ['/mint', '/redeem']) {
-      const refused = await post(alice, url, { walletId: external.id, amount: '1' });
+    for (const url of ['/mint', '/redeem'] as const) {
+      const refused = await api.post(url, {
+        body: { walletId: external.id, amount: '1' },
+        headers: alice.headers,
+      });
       expect(errorOf(refused), url).toMatchObject({ status: 400, code: 'wallet_not_custodial' });
     }
     const received = await settled(
       alice,
-      await post(alice, '/transfer', { walletId: aliceWallet.id, to: external.address, amount: '1' }),
+      await api.post('/transfer', {
+        body: { walletId: aliceWallet.id, to: external.address, amount: '1' },
+        headers: alice.headers,
+      }),
     );
     expect(received.status).toBe('CONFIRMED');
     const balance = await balances(alice, external.id);
@@ -243,18 +269,12 @@ describe('validation and ownership', () => {
 
   it('works with an API key, and requires credentials', async () => {
     const key = await apiKeyOf(ctx.app, alice);
-    const response = await ctx.app.inject({
-      method: 'POST',
-      url: '/api/v1/mint',
+    const response = await api.post('/mint', {
+      body: { walletId: aliceWallet.id, amount: '1' },
       headers: key.headers,
-      payload: { walletId: aliceWallet.id, amount: '1' },
     });
     expect(response.statusCode).toBe(201);
-    const anonymous = await ctx.app.inject({
-      method: 'POST',
-      url: '/api/v1/mint',
-      payload: { walletId: aliceWallet.id, amount: '1' },
-    });
+    const anonymous = await api.post('/mint', { body: { walletId: aliceWallet.id, amount: '1' } });
     expect(errorOf(anonymous)).toMatchObject({ status: 401, code: 'unauthenticated' });
   });
 });
@@ -262,45 +282,48 @@ describe('validation and ownership', () => {
 describe('idempotency', () => {
   it('a repeat with the same key and body returns the original 201 and transaction', async () => {
     const key = `idem-${randomBytes(4).toString('hex')}`;
-    const first = await post(
-      alice,
-      '/transfer',
-      { walletId: aliceWallet.id, to: bobWallet.address, amount: '1' },
-      { 'idempotency-key': key },
-    );
-    const second = await post(
-      alice,
-      '/transfer',
-      { walletId: aliceWallet.id, to: bobWallet.address, amount: '1' },
-      { 'idempotency-key': key },
-    );
+    const first = await api.post('/transfer', {
+      body: { walletId: aliceWallet.id, to: bobWallet.address, amount: '1' },
+      headers: alice.headers,
+      idempotencyKey: key,
+    });
+    const second = await api.post('/transfer', {
+      body: { walletId: aliceWallet.id, to: bobWallet.address, amount: '1' },
+      headers: alice.headers,
+      idempotencyKey: key,
+    });
     expect(first.statusCode).toBe(201);
     expect(second.statusCode).toBe(201);
     expect(second.json().data.transaction.id).toBe(first.json().data.transaction.id);
-    const conflict = await post(
-      alice,
-      '/transfer',
-      { walletId: aliceWallet.id, to: bobWallet.address, amount: '2' },
-      { 'idempotency-key': key },
-    );
+    const conflict = await api.post('/transfer', {
+      body: { walletId: aliceWallet.id, to: bobWallet.address, amount: '2' },
+      headers: alice.headers,
+      idempotencyKey: key,
+    });
     expect(errorOf(conflict)).toMatchObject({ status: 409, code: 'idempotency_conflict' });
   });
 
   it('every queued operation refuses a key reused with another body: 409 idempotency_conflict', async () => {
     const dave = await signup(ctx.app);
     const wallet = await createWallet(dave);
-    const funded = await settled(dave, await post(dave, '/fund', { walletId: wallet.id, amount: '10' }));
+    const funded = await settled(
+      dave,
+      await api.post('/fund', { body: { walletId: wallet.id, amount: '10' }, headers: dave.headers }),
+    );
     expect(funded.status).toBe('CONFIRMED');
-    for (const url of ['/fund', '/mint', '/redeem']) {
+    for (const url of ['/fund', '/mint', '/redeem'] as const) {
       const key = `conflict-${randomBytes(4).toString('hex')}`;
-      const first = await post(dave, url, { walletId: wallet.id, amount: '1' }, { 'idempotency-key': key });
+      const first = await api.post(url, {
+        body: { walletId: wallet.id, amount: '1' },
+        headers: dave.headers,
+        idempotencyKey: key,
+      });
       expect(first.statusCode, url).toBe(201);
-      const conflict = await post(
-        dave,
-        url,
-        { walletId: wallet.id, amount: '2' },
-        { 'idempotency-key': key },
-      );
+      const conflict = await api.post(url, {
+        body: { walletId: wallet.id, amount: '2' },
+        headers: dave.headers,
+        idempotencyKey: key,
+      });
       expect(errorOf(conflict), url).toMatchObject({ status: 409, code: 'idempotency_conflict' });
     }
   });
@@ -309,7 +332,11 @@ describe('idempotency', () => {
     const key = `race-${randomBytes(4).toString('hex')}`;
     const responses = await Promise.all(
       Array.from({ length: 6 }, () =>
-        post(alice, '/mint', { walletId: aliceWallet.id, amount: '1' }, { 'idempotency-key': key }),
+        api.post('/mint', {
+          body: { walletId: aliceWallet.id, amount: '1' },
+          headers: alice.headers,
+          idempotencyKey: key,
+        }),
       ),
     );
     expect(responses.map((r) => r.statusCode)).toEqual([201, 201, 201, 201, 201, 201]);
@@ -319,33 +346,36 @@ describe('idempotency', () => {
   it('a new key gets every request-time check; a replay of a spent key still returns the original 201', async () => {
     const carol = await signup(ctx.app);
     const wallet = await createWallet(carol);
-    const funded = await settled(carol, await post(carol, '/fund', { walletId: wallet.id, amount: '10' }));
+    const funded = await settled(
+      carol,
+      await api.post('/fund', { body: { walletId: wallet.id, amount: '10' }, headers: carol.headers }),
+    );
     expect(funded.status).toBe('CONFIRMED');
-    const count = async () =>
-      (await ctx.app.inject({ url: '/api/v1/transactions', headers: carol.headers })).json().data.total;
+    const count = async () => (await api.get('/transactions', { headers: carol.headers })).json().data.total;
     const before = await count();
     const keyed: Record<string, string> = { 'idempotency-key': `over-${randomBytes(4).toString('hex')}` };
     for (const headers of [{}, keyed]) {
-      const over = await post(carol, '/mint', { walletId: wallet.id, amount: '5000' }, headers);
+      const over = await api.post('/mint', {
+        body: { walletId: wallet.id, amount: '5000' },
+        headers: { ...carol.headers, ...headers },
+      });
       expect(errorOf(over)).toMatchObject({ status: 400, code: 'insufficient_balance' });
     }
     expect(await count()).toBe(before);
 
     const key = `spend-${randomBytes(4).toString('hex')}`;
-    const first = await post(
-      carol,
-      '/mint',
-      { walletId: wallet.id, amount: '10' },
-      { 'idempotency-key': key },
-    );
+    const first = await api.post('/mint', {
+      body: { walletId: wallet.id, amount: '10' },
+      headers: carol.headers,
+      idempotencyKey: key,
+    });
     expect((await settled(carol, first)).status).toBe('CONFIRMED');
     expect((await balances(carol, wallet.id)).normal.amount).toBe('0.00');
-    const replayed = await post(
-      carol,
-      '/mint',
-      { walletId: wallet.id, amount: '10' },
-      { 'idempotency-key': key },
-    );
+    const replayed = await api.post('/mint', {
+      body: { walletId: wallet.id, amount: '10' },
+      headers: carol.headers,
+      idempotencyKey: key,
+    });
     expect(replayed.statusCode).toBe(201);
     expect(replayed.json().data.transaction.id).toBe(first.json().data.transaction.id);
     expect(await count()).toBe(before + 1);
@@ -357,8 +387,7 @@ describe('idempotency', () => {
     await ctx.app.listen({ port: 0, host: '127.0.0.1' });
     const address = ctx.app.server.address();
     const port = typeof address === 'object' && address ? address.port : 0;
-    const count = async () =>
-      (await ctx.app.inject({ url: '/api/v1/transactions', headers: alice.headers })).json().data.total;
+    const count = async () => (await api.get('/transactions', { headers: alice.headers })).json().data.total;
     const before = await count();
     const refused = {
       code: 'validation_error',
@@ -396,59 +425,54 @@ describe('idempotency', () => {
       expect(JSON.parse(answer.body).error).toMatchObject(refused);
     }
     // The same through app.inject, which hands Fastify the joined line as it is.
-    const joined = await post(
-      alice,
-      '/fund',
-      { walletId: aliceWallet.id, amount: '1' },
-      { 'idempotency-key': 'joined-a, joined-b' },
-    );
+    const joined = await api.post('/fund', {
+      body: { walletId: aliceWallet.id, amount: '1' },
+      headers: alice.headers,
+      idempotencyKey: 'joined-a, joined-b',
+    });
     expect(errorOf(joined)).toMatchObject({ status: 400, ...refused });
     expect(await count()).toBe(before);
     // One header is a key as before.
-    const once = await post(
-      alice,
-      '/fund',
-      { walletId: aliceWallet.id, amount: '1' },
-      { 'idempotency-key': 'twice-a' },
-    );
+    const once = await api.post('/fund', {
+      body: { walletId: aliceWallet.id, amount: '1' },
+      headers: alice.headers,
+      idempotencyKey: 'twice-a',
+    });
     expect(once.statusCode).toBe(201);
   });
 
   it('the same key from another account is independent', async () => {
     const key = `shared-${randomBytes(4).toString('hex')}`;
-    const a = await post(
-      alice,
-      '/transfer',
-      { walletId: aliceWallet.id, to: bobWallet.address, amount: '1' },
-      { 'idempotency-key': key },
-    );
-    const b = await post(
-      bob,
-      '/transfer',
-      { walletId: bobWallet.id, to: aliceWallet.address, amount: '1' },
-      { 'idempotency-key': key },
-    );
+    const a = await api.post('/transfer', {
+      body: { walletId: aliceWallet.id, to: bobWallet.address, amount: '1' },
+      headers: alice.headers,
+      idempotencyKey: key,
+    });
+    const b = await api.post('/transfer', {
+      body: { walletId: bobWallet.id, to: aliceWallet.address, amount: '1' },
+      headers: bob.headers,
+      idempotencyKey: key,
+    });
     expect(a.json().data.transaction.id).not.toBe(b.json().data.transaction.id);
   });
 });
 
 describe('transaction reads', () => {
   it('lists newest first with page, pageSize, total and filters', async () => {
-    const all = (
-      await ctx.app.inject({ url: '/api/v1/transactions?pageSize=100', headers: alice.headers })
-    ).json().data;
+    const all = (await api.get('/transactions', { query: { pageSize: 100 }, headers: alice.headers })).json()
+      .data;
     expect(all.total).toBeGreaterThan(5);
     const times = all.items.map((t: { createdAt: string }) => t.createdAt);
     expect([...times].sort().reverse()).toEqual(times);
     const page = (
-      await ctx.app.inject({ url: '/api/v1/transactions?page=2&pageSize=2', headers: alice.headers })
+      await api.get('/transactions', { query: { page: 2, pageSize: 2 }, headers: alice.headers })
     ).json().data;
     expect(page).toMatchObject({ page: 2, pageSize: 2, total: all.total });
     expect(page.items.map((t: { id: string }) => t.id)).toEqual(
       all.items.slice(2, 4).map((t: { id: string }) => t.id),
     );
     const funds = (
-      await ctx.app.inject({ url: '/api/v1/transactions?type=FUND&status=CONFIRMED', headers: alice.headers })
+      await api.get('/transactions', { query: { type: 'FUND', status: 'CONFIRMED' }, headers: alice.headers })
     ).json().data;
     expect(
       funds.items.every(
@@ -461,26 +485,25 @@ describe('transaction reads', () => {
   it.each(['pageSize=101', 'pageSize=0', 'page=0', 'type=NOPE', 'status=DONE'])(
     'rejects %s with validation_error',
     async (query) => {
-      const response = await ctx.app.inject({ url: `/api/v1/transactions?${query}`, headers: alice.headers });
+      // Queries the document refuses: sent as written.
+      const response = await api.raw('GET', `/transactions?${query}`, { headers: alice.headers });
       expect(errorOf(response)).toMatchObject({ status: 400, code: 'validation_error' });
     },
   );
 
   it("another account's transaction is 404 not_found", async () => {
-    const mine = (await ctx.app.inject({ url: '/api/v1/transactions', headers: alice.headers })).json().data
-      .items[0];
-    const response = await ctx.app.inject({ url: `/api/v1/transactions/${mine.id}`, headers: bob.headers });
+    const mine = (await api.get('/transactions', { headers: alice.headers })).json().data.items[0];
+    const response = await api.get('/transactions/{id}', { params: { id: mine.id }, headers: bob.headers });
     expect(errorOf(response)).toMatchObject({ status: 404, code: 'not_found' });
-    const foreignFilter = await ctx.app.inject({
-      url: `/api/v1/transactions?walletId=${aliceWallet.id}`,
+    const foreignFilter = await api.get('/transactions', {
+      query: { walletId: aliceWallet.id },
       headers: bob.headers,
     });
     expect(errorOf(foreignFilter)).toMatchObject({ status: 404, code: 'not_found' });
   });
 
   it('every transaction carries every field of the interface, and its direction, block and log index', async () => {
-    const item = (await ctx.app.inject({ url: '/api/v1/transactions', headers: alice.headers })).json().data
-      .items[0];
+    const item = (await api.get('/transactions', { headers: alice.headers })).json().data.items[0];
     expect(Object.keys(item).sort()).toEqual(
       [
         'amount',
