@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiOf, type RequestBodyOf } from '../../../test/api.ts';
 import {
   apiKeyOf,
   type Caller,
@@ -21,6 +22,7 @@ import { findLetterById } from './letters.repository.ts';
 import { startLetterSweeper } from './sweep.service.ts';
 
 let ctx: TestContext;
+const api = apiOf(() => ctx.app);
 let sender: Caller;
 let senderWallet: { id: string; address: string };
 let recipient: Caller;
@@ -37,39 +39,19 @@ const RECIPIENT = {
   },
 };
 
-async function post(
-  caller: Caller | null,
-  url: string,
-  payload?: unknown,
-  headers: Record<string, string> = {},
-) {
-  return ctx.app.inject({
-    method: 'POST',
-    url: `/api/v1${url}`,
-    headers: { ...(caller?.headers ?? {}), ...headers },
-    ...(payload === undefined ? {} : { payload: payload as object }),
-  });
-}
-
-async function get(caller: Caller | null, url: string) {
-  return ctx.app.inject({ url: `/api/v1${url}`, headers: caller?.headers ?? {} });
-}
-
-async function createWallet(caller: Caller, body: Record<string, unknown> = { type: 'CUSTODIAL' }) {
-  return (await post(caller, '/wallets', body)).json().data.wallet;
+async function createWallet(caller: Caller, body: RequestBodyOf<'post', '/wallets'> = { type: 'CUSTODIAL' }) {
+  return (await api.post('/wallets', { body, headers: caller.headers })).json().data.wallet;
 }
 
 async function confidential(caller: Caller, walletId: string): Promise<string> {
-  return (await get(caller, `/balances?walletId=${walletId}`)).json().data.balances[0].confidential.amount;
+  return (await api.get('/balances', { query: { walletId }, headers: caller.headers })).json().data
+    .balances[0].confidential.amount;
 }
 
-async function createLetter(body: Record<string, unknown> = {}) {
-  const response = await post(sender, '/transfer/letter', {
-    walletId: senderWallet.id,
-    amount: '10',
-    memo: 'For the engines',
-    recipient: RECIPIENT,
-    ...body,
+async function createLetter(body: Partial<RequestBodyOf<'post', '/transfer/letter'>> = {}) {
+  const response = await api.post('/transfer/letter', {
+    body: { walletId: senderWallet.id, amount: '10', memo: 'For the engines', recipient: RECIPIENT, ...body },
+    headers: sender.headers,
   });
   expect(response.statusCode, response.body).toBe(201);
   return response.json().data.letter;
@@ -77,7 +59,9 @@ async function createLetter(body: Record<string, unknown> = {}) {
 
 /** A second session of the account (a login of its own): another principal of the same account. */
 async function freshSession(caller: Caller): Promise<string> {
-  const response = await post(null, '/auth/login', { email: caller.email, password: caller.password });
+  const response = await api.post('/auth/login', {
+    body: { email: caller.email, password: caller.password },
+  });
   expect(response.statusCode).toBe(200);
   return sessionCookieOf(response.headers['set-cookie']);
 }
@@ -89,7 +73,9 @@ async function waitForLetter(
 ) {
   const deadline = Date.now() + 15_000;
   for (;;) {
-    const letter = (await get(caller, `/transfer/letter/${id}`)).json().data.letter;
+    const letter = (
+      await api.get('/transfer/letter/{id}', { params: { id }, headers: caller.headers })
+    ).json().data.letter;
     if (predicate(letter)) return letter;
     if (Date.now() > deadline) throw new Error(`letter ${id} never matched: ${JSON.stringify(letter)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -109,9 +95,15 @@ beforeAll(async () => {
   recipient = await signup(ctx.app);
   senderWallet = await createWallet(sender);
   recipientWallet = await createWallet(recipient);
-  const fund = await post(sender, '/fund', { walletId: senderWallet.id, amount: '1000' });
+  const fund = await api.post('/fund', {
+    body: { walletId: senderWallet.id, amount: '1000' },
+    headers: sender.headers,
+  });
   await waitForStatus(ctx.app, sender.headers, fund.json().data.transaction.id);
-  const mint = await post(sender, '/mint', { walletId: senderWallet.id, amount: '500' });
+  const mint = await api.post('/mint', {
+    body: { walletId: senderWallet.id, amount: '500' },
+    headers: sender.headers,
+  });
   expect((await waitForStatus(ctx.app, sender.headers, mint.json().data.transaction.id)).status).toBe(
     'CONFIRMED',
   );
@@ -187,15 +179,21 @@ describe('create', () => {
     expect(new Date(letter.expiresAt).getTime() - new Date(letter.createdAt).getTime()).toBe(90 * 86_400_000);
     // What left the wallet shows in the sender's own balance and transactions, never in the letter.
     expect(Number(await confidential(sender, senderWallet.id))).toBe(Number(before) - 10);
-    const escrow = (await get(sender, `/transactions/${letter.escrow.transactionId}`)).json().data
-      .transaction;
+    const escrow = (
+      await api.get('/transactions/{id}', {
+        params: { id: letter.escrow.transactionId },
+        headers: sender.headers,
+      })
+    ).json().data.transaction;
     expect(escrow).toMatchObject({
       type: 'LETTER_ESCROW',
       status: 'CONFIRMED',
       amount: '10.00',
       metadata: { letterId: letter.id, leg: 'escrow' },
     });
-    const reread = (await get(sender, `/transfer/letter/${letter.id}`)).json().data.letter;
+    const reread = (
+      await api.get('/transfer/letter/{id}', { params: { id: letter.id }, headers: sender.headers })
+    ).json().data.letter;
     expect(reread).toMatchObject({ amount: 'sealed', memo: 'sealed', claimCode: letter.claimCode });
   });
 
@@ -208,10 +206,13 @@ describe('create', () => {
   });
 
   it('refuses an amount the confidential balance cannot cover: 400 insufficient_balance', async () => {
-    const response = await post(sender, '/transfer/letter', {
-      walletId: senderWallet.id,
-      amount: '100000',
-      recipient: RECIPIENT,
+    const response = await api.post('/transfer/letter', {
+      body: {
+        walletId: senderWallet.id,
+        amount: '100000',
+        recipient: RECIPIENT,
+      },
+      headers: sender.headers,
     });
     expect(errorOf(response)).toMatchObject({ status: 400, code: 'insufficient_balance' });
   });
@@ -226,11 +227,15 @@ describe('create', () => {
     [{ recipient: { name: 'x', address: { city: 'y', region: 'z', country: 'US' } } }, 'validation_error'],
     [{ claimOrigin: 'ftp://x' }, 'validation_error'],
   ])('answers %j with 400 %s', async (body, code) => {
-    const response = await post(sender, '/transfer/letter', {
-      walletId: senderWallet.id,
-      amount: '1',
-      recipient: RECIPIENT,
-      ...body,
+    // Bodies the document refuses (an address without its first line among them): sent as written.
+    const response = await api.raw('POST', '/transfer/letter', {
+      payload: {
+        walletId: senderWallet.id,
+        amount: '1',
+        recipient: RECIPIENT,
+        ...body,
+      },
+      headers: sender.headers,
     });
     expect(errorOf(response)).toMatchObject({ status: 400, code });
   });
@@ -238,10 +243,13 @@ describe('create', () => {
   it("refuses another account's wallet (404 not_found) and an external wallet", async () => {
     expect(
       errorOf(
-        await post(recipient, '/transfer/letter', {
-          walletId: senderWallet.id,
-          amount: '1',
-          recipient: RECIPIENT,
+        await api.post('/transfer/letter', {
+          body: {
+            walletId: senderWallet.id,
+            amount: '1',
+            recipient: RECIPIENT,
+          },
+          headers: recipient.headers,
         }),
       ),
     ).toMatchObject({ status: 404, code: 'not_found' });
@@ -251,7 +259,10 @@ describe('create', () => {
     });
     expect(
       errorOf(
-        await post(sender, '/transfer/letter', { walletId: external.id, amount: '1', recipient: RECIPIENT }),
+        await api.post('/transfer/letter', {
+          body: { walletId: external.id, amount: '1', recipient: RECIPIENT },
+          headers: sender.headers,
+        }),
       ),
     ).toMatchObject({ status: 400, code: 'wallet_not_custodial' });
   });
@@ -260,9 +271,17 @@ describe('create', () => {
     const key = `letter-${Date.now()}`;
     const body = { walletId: senderWallet.id, amount: '1.5', recipient: RECIPIENT };
     const before = await confidential(sender, senderWallet.id);
-    const first = await post(sender, '/transfer/letter', body, { 'idempotency-key': key });
+    const first = await api.post('/transfer/letter', {
+      body,
+      headers: sender.headers,
+      idempotencyKey: key,
+    });
     expect(first.statusCode, first.body).toBe(201);
-    const again = await post(sender, '/transfer/letter', body, { 'idempotency-key': key });
+    const again = await api.post('/transfer/letter', {
+      body,
+      headers: sender.headers,
+      idempotencyKey: key,
+    });
     expect(again.statusCode, again.body).toBe(201);
     const letter = first.json().data.letter;
     expect(again.json().data.letter).toMatchObject({
@@ -271,39 +290,52 @@ describe('create', () => {
       escrow: { transactionId: letter.escrow.transactionId },
     });
     expect(Number(await confidential(sender, senderWallet.id))).toBeCloseTo(Number(before) - 1.5, 6);
-    const escrows = (await get(sender, '/transactions?type=LETTER_ESCROW&pageSize=100')).json().data.items;
+    const escrows = (
+      await api.get('/transactions', {
+        query: { type: 'LETTER_ESCROW', pageSize: 100 },
+        headers: sender.headers,
+      })
+    ).json().data.items;
     expect(
       escrows.filter((t: { metadata: { letterId: string } }) => t.metadata.letterId === letter.id),
     ).toHaveLength(1);
     // The key names one request: another body under it is refused, and nothing is escrowed for it.
-    const other = await post(
-      sender,
-      '/transfer/letter',
-      { ...body, amount: '2' },
-      { 'idempotency-key': key },
-    );
+    const other = await api.post('/transfer/letter', {
+      body: { ...body, amount: '2' },
+      headers: sender.headers,
+      idempotencyKey: key,
+    });
     expect(errorOf(other)).toMatchObject({ status: 409, code: 'idempotency_conflict' });
     // A key used for a money movement is another request too.
-    const fund = await post(
-      sender,
-      '/fund',
-      { walletId: senderWallet.id, amount: '1' },
-      { 'idempotency-key': `${key}-f` },
-    );
+    const fund = await api.post('/fund', {
+      body: { walletId: senderWallet.id, amount: '1' },
+      headers: sender.headers,
+      idempotencyKey: `${key}-f`,
+    });
     expect(fund.statusCode).toBe(201);
-    const reused = await post(sender, '/transfer/letter', body, { 'idempotency-key': `${key}-f` });
+    const reused = await api.post('/transfer/letter', {
+      body,
+      headers: sender.headers,
+      idempotencyKey: `${key}-f`,
+    });
     expect(errorOf(reused)).toMatchObject({ status: 409, code: 'idempotency_conflict' });
     expect(Number(await confidential(sender, senderWallet.id))).toBeCloseTo(Number(before) - 1.5, 6);
   });
 
   it('lists the sender letters newest first; another account sees none and reads 404 letter_not_found', async () => {
     const letter = await createLetter();
-    const list = (await get(sender, '/transfer/letter?pageSize=2')).json().data;
+    const list = (
+      await api.get('/transfer/letter', { query: { pageSize: 2 }, headers: sender.headers })
+    ).json().data;
     expect(list).toMatchObject({ page: 1, pageSize: 2 });
     expect(list.total).toBeGreaterThanOrEqual(3);
     expect(list.items[0].id).toBe(letter.id);
-    expect((await get(recipient, '/transfer/letter')).json().data.total).toBe(0);
-    expect(errorOf(await get(recipient, `/transfer/letter/${letter.id}`))).toMatchObject({
+    expect((await api.get('/transfer/letter', { headers: recipient.headers })).json().data.total).toBe(0);
+    expect(
+      errorOf(
+        await api.get('/transfer/letter/{id}', { params: { id: letter.id }, headers: recipient.headers }),
+      ),
+    ).toMatchObject({
       status: 404,
       code: 'letter_not_found',
     });
@@ -313,10 +345,9 @@ describe('create', () => {
 describe('preview', () => {
   it('shows status, expiry, names and claimable, and nothing sealed, without authentication', async () => {
     const letter = await createLetter();
-    const response = await get(
-      null,
-      `/transfer/letter/preview?code=${encodeURIComponent(letter.claimCode.toLowerCase().replaceAll('-', ' '))}`,
-    );
+    const response = await api.get('/transfer/letter/preview', {
+      query: { code: letter.claimCode.toLowerCase().replaceAll('-', ' ') },
+    });
     expect(response.statusCode).toBe(200);
     expect(response.json().data.letter).toEqual({
       status: 'ESCROWED',
@@ -331,11 +362,13 @@ describe('preview', () => {
   });
 
   it('answers a malformed code 400 invalid_claim_code and an unknown one 404 letter_not_found', async () => {
-    expect(errorOf(await get(null, '/transfer/letter/preview?code=short'))).toMatchObject({
+    expect(errorOf(await api.get('/transfer/letter/preview', { query: { code: 'short' } }))).toMatchObject({
       status: 400,
       code: 'invalid_claim_code',
     });
-    expect(errorOf(await get(null, `/transfer/letter/preview?code=${'0'.repeat(28)}`))).toMatchObject({
+    expect(
+      errorOf(await api.get('/transfer/letter/preview', { query: { code: '0'.repeat(28) } })),
+    ).toMatchObject({
       status: 404,
       code: 'letter_not_found',
     });
@@ -346,9 +379,12 @@ describe('claim', () => {
   it('claims into a custodial wallet: CLAIMED, amount and memo revealed, code and URL null', async () => {
     const letter = await createLetter({ amount: '12.34', memo: 'Happy birthday' });
     const before = await confidential(recipient, recipientWallet.id);
-    const response = await post(recipient, '/transfer/letter/claim', {
-      claimCode: letter.claimCode.toLowerCase(),
-      walletId: recipientWallet.id,
+    const response = await api.post('/transfer/letter/claim', {
+      body: {
+        claimCode: letter.claimCode.toLowerCase(),
+        walletId: recipientWallet.id,
+      },
+      headers: recipient.headers,
     });
     expect(response.statusCode, response.body).toBe(200);
     const { letter: claimed, transaction } = response.json().data;
@@ -375,24 +411,33 @@ describe('claim', () => {
     expect(transaction.counterparty).toContain(letter.id);
     expect(Number(await confidential(recipient, recipientWallet.id))).toBeCloseTo(Number(before) + 12.34, 6);
     // The sender now sees it claimed and revealed, without the code.
-    expect((await get(sender, `/transfer/letter/${letter.id}`)).json().data.letter).toMatchObject({
+    expect(
+      (await api.get('/transfer/letter/{id}', { params: { id: letter.id }, headers: sender.headers })).json()
+        .data.letter,
+    ).toMatchObject({
       status: 'CLAIMED',
       amount: '12.34',
       claimCode: null,
     });
     // The same claimant repeating gets the existing claim; anyone else 409 already_claimed.
-    const again = await post(recipient, '/transfer/letter/claim', {
-      claimCode: letter.claimCode,
-      walletId: recipientWallet.id,
+    const again = await api.post('/transfer/letter/claim', {
+      body: {
+        claimCode: letter.claimCode,
+        walletId: recipientWallet.id,
+      },
+      headers: recipient.headers,
     });
     expect(again.statusCode).toBe(200);
     expect(again.json().data.transaction.id).toBe(transaction.id);
     const otherWallet = await createWallet(recipient);
     expect(
       errorOf(
-        await post(recipient, '/transfer/letter/claim', {
-          claimCode: letter.claimCode,
-          walletId: otherWallet.id,
+        await api.post('/transfer/letter/claim', {
+          body: {
+            claimCode: letter.claimCode,
+            walletId: otherWallet.id,
+          },
+          headers: recipient.headers,
         }),
       ),
     ).toMatchObject({ status: 409, code: 'already_claimed' });
@@ -400,9 +445,12 @@ describe('claim', () => {
     const thirdWallet = await createWallet(third);
     expect(
       errorOf(
-        await post(third, '/transfer/letter/claim', {
-          claimCode: letter.claimCode,
-          walletId: thirdWallet.id,
+        await api.post('/transfer/letter/claim', {
+          body: {
+            claimCode: letter.claimCode,
+            walletId: thirdWallet.id,
+          },
+          headers: third.headers,
         }),
       ),
     ).toMatchObject({ status: 409, code: 'already_claimed' });
@@ -412,9 +460,12 @@ describe('claim', () => {
     const secondSession = { ...recipient, headers: { cookie: await freshSession(recipient) } };
     const key = await apiKeyOf(ctx.app, recipient);
     for (const other of [secondSession, { ...recipient, headers: key.headers }]) {
-      const answer = await post(other, '/transfer/letter/claim', {
-        claimCode: letter.claimCode,
-        walletId: recipientWallet.id,
+      const answer = await api.post('/transfer/letter/claim', {
+        body: {
+          claimCode: letter.claimCode,
+          walletId: recipientWallet.id,
+        },
+        headers: other.headers,
       });
       expect(errorOf(answer)).toMatchObject({ status: 409, code: 'already_claimed' });
     }
@@ -423,9 +474,12 @@ describe('claim', () => {
       .update(letters)
       .set({ claimantPrincipal: null })
       .where(eq(letters.id, letter.id));
-    const legacy = await post(secondSession, '/transfer/letter/claim', {
-      claimCode: letter.claimCode,
-      walletId: recipientWallet.id,
+    const legacy = await api.post('/transfer/letter/claim', {
+      body: {
+        claimCode: letter.claimCode,
+        walletId: recipientWallet.id,
+      },
+      headers: secondSession.headers,
     });
     expect(legacy.statusCode).toBe(200);
     expect(legacy.json().data.transaction.id).toBe(transaction.id);
@@ -436,14 +490,16 @@ describe('claim', () => {
     const key = await apiKeyOf(ctx.app, recipient);
     const keyed = { ...recipient, headers: key.headers };
     const body = { claimCode: letter.claimCode, walletId: recipientWallet.id };
-    const first = await post(keyed, '/transfer/letter/claim', body);
+    const first = await api.post('/transfer/letter/claim', { body, headers: keyed.headers });
     expect(first.statusCode, first.body).toBe(200);
-    const again = await post(keyed, '/transfer/letter/claim', body);
+    const again = await api.post('/transfer/letter/claim', { body, headers: keyed.headers });
     expect(again.statusCode).toBe(200);
     expect(again.json().data.transaction.id).toBe(first.json().data.transaction.id);
     // A session of the same account (one of its own: the fixture's session spends its claim budget elsewhere).
     const session = { ...recipient, headers: { cookie: await freshSession(recipient) } };
-    expect(errorOf(await post(session, '/transfer/letter/claim', body))).toMatchObject({
+    expect(
+      errorOf(await api.post('/transfer/letter/claim', { body, headers: session.headers })),
+    ).toMatchObject({
       status: 409,
       code: 'already_claimed',
     });
@@ -451,16 +507,26 @@ describe('claim', () => {
 
   it("reads the claimant's own claim back by code; anyone else, and an unclaimed letter, read 404", async () => {
     const letter = await createLetter({ amount: '3.21', memo: 'Read me back' });
-    const path = `/transfer/letter/claim?code=${encodeURIComponent(letter.claimCode)}`;
+    const readClaim = (headers?: Record<string, string>) =>
+      api.get('/transfer/letter/claim', { query: { code: letter.claimCode }, headers });
     // A claimant of its own: each claim spends one of an account's 10 claim attempts per 15 minutes.
     const claimant = await signup(ctx.app);
     const claimantWallet = await createWallet(claimant);
     // Not claimed yet: nobody has a claim to read, the sender included.
-    expect(errorOf(await get(claimant, path))).toMatchObject({ status: 404, code: 'letter_not_found' });
-    expect(errorOf(await get(sender, path))).toMatchObject({ status: 404, code: 'letter_not_found' });
-    const claim = await post(claimant, '/transfer/letter/claim', {
-      claimCode: letter.claimCode,
-      walletId: claimantWallet.id,
+    expect(errorOf(await readClaim(claimant.headers))).toMatchObject({
+      status: 404,
+      code: 'letter_not_found',
+    });
+    expect(errorOf(await readClaim(sender.headers))).toMatchObject({
+      status: 404,
+      code: 'letter_not_found',
+    });
+    const claim = await api.post('/transfer/letter/claim', {
+      body: {
+        claimCode: letter.claimCode,
+        walletId: claimantWallet.id,
+      },
+      headers: claimant.headers,
     });
     expect(claim.statusCode, claim.body).toBe(200);
     const claimed = claim.json().data;
@@ -469,7 +535,10 @@ describe('claim', () => {
     const loose = letter.claimCode.toLowerCase().replaceAll('-', ' ');
     const withKey = { ...claimant, headers: (await apiKeyOf(ctx.app, claimant)).headers };
     for (const caller of [claimant, withKey]) {
-      const response = await get(caller, `/transfer/letter/claim?code=${encodeURIComponent(loose)}`);
+      const response = await api.get('/transfer/letter/claim', {
+        query: { code: loose },
+        headers: caller.headers,
+      });
       expect(response.statusCode, response.body).toBe(200);
       const { letter: own, transaction } = response.json().data;
       expect(own).toMatchObject({
@@ -492,16 +561,26 @@ describe('claim', () => {
       });
     }
     // The sender and a third account do not see the claim; nor does an unauthenticated caller.
-    expect(errorOf(await get(sender, path))).toMatchObject({ status: 404, code: 'letter_not_found' });
-    expect(errorOf(await get(recipient, path))).toMatchObject({ status: 404, code: 'letter_not_found' });
-    expect((await get(null, path)).statusCode).toBe(401);
+    expect(errorOf(await readClaim(sender.headers))).toMatchObject({
+      status: 404,
+      code: 'letter_not_found',
+    });
+    expect(errorOf(await readClaim(recipient.headers))).toMatchObject({
+      status: 404,
+      code: 'letter_not_found',
+    });
+    expect((await readClaim()).statusCode).toBe(401);
     // A malformed code is 400 invalid_claim_code, as for the claim itself.
-    expect(errorOf(await get(claimant, '/transfer/letter/claim?code=short'))).toMatchObject({
+    expect(
+      errorOf(
+        await api.get('/transfer/letter/claim', { query: { code: 'short' }, headers: claimant.headers }),
+      ),
+    ).toMatchObject({
       status: 400,
       code: 'invalid_claim_code',
     });
     // Reading claims nothing: the claim transaction is the same one.
-    const again = (await get(claimant, path)).json().data;
+    const again = (await readClaim(claimant.headers)).json().data;
     expect(again.transaction.id).toBe(claimed.transaction.id);
   });
 
@@ -512,11 +591,9 @@ describe('claim', () => {
       address: '0x00000000000000000000000000000000000000c1',
     });
     const key = await apiKeyOf(ctx.app, recipient);
-    const response = await ctx.app.inject({
-      method: 'POST',
-      url: '/api/v1/transfer/letter/claim',
+    const response = await api.post('/transfer/letter/claim', {
+      body: { claimCode: letter.claimCode, walletId: external.id },
       headers: key.headers,
-      payload: { claimCode: letter.claimCode, walletId: external.id },
     });
     expect(response.statusCode, response.body).toBe(200);
     expect(response.json().data.letter.claim.walletAddress.toLowerCase()).toBe(
@@ -530,7 +607,10 @@ describe('claim', () => {
     const wallets = await Promise.all(claimants.map((caller) => createWallet(caller)));
     const responses = await Promise.all(
       claimants.map((caller, i) =>
-        post(caller, '/transfer/letter/claim', { claimCode: letter.claimCode, walletId: wallets[i].id }),
+        api.post('/transfer/letter/claim', {
+          body: { claimCode: letter.claimCode, walletId: wallets[i].id },
+          headers: caller.headers,
+        }),
       ),
     );
     const statuses = responses.map((response) => response.statusCode).sort();
@@ -543,46 +623,63 @@ describe('claim', () => {
     const letter = await createLetter({ amount: '1' });
     expect(
       errorOf(
-        await post(sender, '/transfer/letter/claim', {
-          claimCode: letter.claimCode,
-          walletId: senderWallet.id,
+        await api.post('/transfer/letter/claim', {
+          body: {
+            claimCode: letter.claimCode,
+            walletId: senderWallet.id,
+          },
+          headers: sender.headers,
         }),
       ),
     ).toMatchObject({ status: 400, code: 'cannot_claim_own_letter' });
     expect(
       errorOf(
-        await post(recipient, '/transfer/letter/claim', {
-          claimCode: 'ABCD-EFGH',
-          walletId: recipientWallet.id,
+        await api.post('/transfer/letter/claim', {
+          body: {
+            claimCode: 'ABCD-EFGH',
+            walletId: recipientWallet.id,
+          },
+          headers: recipient.headers,
         }),
       ),
     ).toMatchObject({ status: 400, code: 'invalid_claim_code' });
     expect(
       errorOf(
-        await post(recipient, '/transfer/letter/claim', {
-          claimCode: 'Z'.repeat(28),
-          walletId: recipientWallet.id,
+        await api.post('/transfer/letter/claim', {
+          body: {
+            claimCode: 'Z'.repeat(28),
+            walletId: recipientWallet.id,
+          },
+          headers: recipient.headers,
         }),
       ),
     ).toMatchObject({ status: 404, code: 'letter_not_found' });
     expect(
       errorOf(
-        await post(recipient, '/transfer/letter/claim', {
-          claimCode: letter.claimCode,
-          walletId: senderWallet.id,
+        await api.post('/transfer/letter/claim', {
+          body: {
+            claimCode: letter.claimCode,
+            walletId: senderWallet.id,
+          },
+          headers: recipient.headers,
         }),
       ),
     ).toMatchObject({ status: 404, code: 'not_found' });
     expect(
       errorOf(
-        await post(recipient, '/transfer/letter/claim', { claimCode: '', walletId: recipientWallet.id }),
+        await api.post('/transfer/letter/claim', {
+          body: { claimCode: '', walletId: recipientWallet.id },
+          headers: recipient.headers,
+        }),
       ),
     ).toMatchObject({ status: 400, code: 'validation_error' });
     expect(
       errorOf(
-        await post(null, '/transfer/letter/claim', {
-          claimCode: letter.claimCode,
-          walletId: recipientWallet.id,
+        await api.post('/transfer/letter/claim', {
+          body: {
+            claimCode: letter.claimCode,
+            walletId: recipientWallet.id,
+          },
         }),
       ),
     ).toMatchObject({ status: 401, code: 'unauthenticated' });
@@ -599,12 +696,17 @@ describe('claim', () => {
       to: network.contracts.letterVault,
       data: encodeLetterRefund(row?.vaultLetterId as Hex),
     });
-    const response = await post(recipient, '/transfer/letter/claim', {
-      claimCode: letter.claimCode,
-      walletId: recipientWallet.id,
+    const response = await api.post('/transfer/letter/claim', {
+      body: {
+        claimCode: letter.claimCode,
+        walletId: recipientWallet.id,
+      },
+      headers: recipient.headers,
     });
     expect(errorOf(response)).toMatchObject({ status: 503, code: 'escrow_vault_underfunded' });
-    const after = (await get(sender, `/transfer/letter/${letter.id}`)).json().data.letter;
+    const after = (
+      await api.get('/transfer/letter/{id}', { params: { id: letter.id }, headers: sender.headers })
+    ).json().data.letter;
     expect(after).toMatchObject({ status: 'ESCROWED', claim: null });
   });
 
@@ -613,20 +715,28 @@ describe('claim', () => {
     const wallet = await createWallet(caller);
     toWindowStart(ctx.clock, 15 * 60_000);
     for (let i = 0; i < 10; i += 1) {
-      const response = await post(caller, '/transfer/letter/claim', {
-        claimCode: 'Z'.repeat(28),
-        walletId: wallet.id,
+      const response = await api.post('/transfer/letter/claim', {
+        body: {
+          claimCode: 'Z'.repeat(28),
+          walletId: wallet.id,
+        },
+        headers: caller.headers,
       });
       expect(response.statusCode).toBe(404);
       expect(response.headers['ratelimit-limit']).toBe('10');
     }
-    const limited = await post(caller, '/transfer/letter/claim', {
-      claimCode: 'Z'.repeat(28),
-      walletId: wallet.id,
+    const limited = await api.post('/transfer/letter/claim', {
+      body: {
+        claimCode: 'Z'.repeat(28),
+        walletId: wallet.id,
+      },
+      headers: caller.headers,
     });
     expect(errorOf(limited)).toMatchObject({ status: 429, code: 'rate_limited' });
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
-    expect((await post(caller, '/wallets', { type: 'CUSTODIAL' })).statusCode).toBe(201);
+    expect(
+      (await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: caller.headers })).statusCode,
+    ).toBe(201);
   });
 });
 
@@ -640,7 +750,11 @@ describe('void and expiry', () => {
   it('voids an ESCROWED letter and refunds the sending wallet; the code then gets 409 letter_not_claimable', async () => {
     const before = await confidential(sender, senderWallet.id);
     const letter = await createLetter({ amount: '7' });
-    const response = await post(sender, `/transfer/letter/${letter.id}/void`, {});
+    const response = await api.post('/transfer/letter/{id}/void', {
+      params: { id: letter.id },
+      body: {},
+      headers: sender.headers,
+    });
     expect(response.statusCode).toBe(200);
     expect(response.json().data.letter).toMatchObject({ status: 'VOIDED', refund: { reason: 'voided' } });
     const refunded = await waitForLetter(sender, letter.id, (l) => l.refund?.status === 'CONFIRMED');
@@ -648,16 +762,31 @@ describe('void and expiry', () => {
     expect(await confidential(sender, senderWallet.id)).toBe(before);
     expect(
       errorOf(
-        await post(recipient, '/transfer/letter/claim', {
-          claimCode: letter.claimCode,
-          walletId: recipientWallet.id,
+        await api.post('/transfer/letter/claim', {
+          body: {
+            claimCode: letter.claimCode,
+            walletId: recipientWallet.id,
+          },
+          headers: recipient.headers,
         }),
       ),
     ).toMatchObject({ status: 409, code: 'letter_not_claimable' });
-    const again = await post(sender, `/transfer/letter/${letter.id}/void`, {});
+    const again = await api.post('/transfer/letter/{id}/void', {
+      params: { id: letter.id },
+      body: {},
+      headers: sender.headers,
+    });
     expect(again.json().data.letter.status).toBe('VOIDED');
     // A voided letter is not mailed: its code no longer pays.
-    expect(errorOf(await post(sender, `/transfer/letter/${letter.id}/mail`, {}))).toMatchObject({
+    expect(
+      errorOf(
+        await api.post('/transfer/letter/{id}/mail', {
+          params: { id: letter.id },
+          body: {},
+          headers: sender.headers,
+        }),
+      ),
+    ).toMatchObject({
       status: 409,
       code: 'letter_not_claimable',
     });
@@ -665,15 +794,34 @@ describe('void and expiry', () => {
 
   it('refuses to void a claimed letter (409 already_claimed) or a stranger’s (404 letter_not_found)', async () => {
     const letter = await createLetter({ amount: '1' });
-    expect(errorOf(await post(recipient, `/transfer/letter/${letter.id}/void`, {}))).toMatchObject({
+    expect(
+      errorOf(
+        await api.post('/transfer/letter/{id}/void', {
+          params: { id: letter.id },
+          body: {},
+          headers: recipient.headers,
+        }),
+      ),
+    ).toMatchObject({
       status: 404,
       code: 'letter_not_found',
     });
-    await post(recipient, '/transfer/letter/claim', {
-      claimCode: letter.claimCode,
-      walletId: recipientWallet.id,
+    await api.post('/transfer/letter/claim', {
+      body: {
+        claimCode: letter.claimCode,
+        walletId: recipientWallet.id,
+      },
+      headers: recipient.headers,
     });
-    expect(errorOf(await post(sender, `/transfer/letter/${letter.id}/void`, {}))).toMatchObject({
+    expect(
+      errorOf(
+        await api.post('/transfer/letter/{id}/void', {
+          params: { id: letter.id },
+          body: {},
+          headers: sender.headers,
+        }),
+      ),
+    ).toMatchObject({
       status: 409,
       code: 'already_claimed',
     });
@@ -685,9 +833,12 @@ describe('void and expiry', () => {
     const letter = await createLetter({ amount: '4', expiresInDays: 1 });
     ctx.clock.advance(86_400_000 + 1000);
     try {
-      const response = await post(recipientKey, '/transfer/letter/claim', {
-        claimCode: letter.claimCode,
-        walletId: recipientWallet.id,
+      const response = await api.post('/transfer/letter/claim', {
+        body: {
+          claimCode: letter.claimCode,
+          walletId: recipientWallet.id,
+        },
+        headers: recipientKey.headers,
       });
       expect(errorOf(response)).toMatchObject({ status: 410, code: 'letter_expired' });
       const expired = await waitForLetter(senderKey, letter.id, (l) => l.refund?.status === 'CONFIRMED');
@@ -695,16 +846,25 @@ describe('void and expiry', () => {
       expect(await confidential(senderKey, senderWallet.id)).toBe(before);
       expect(
         errorOf(
-          await post(recipientKey, '/transfer/letter/claim', {
-            claimCode: letter.claimCode,
-            walletId: recipientWallet.id,
+          await api.post('/transfer/letter/claim', {
+            body: {
+              claimCode: letter.claimCode,
+              walletId: recipientWallet.id,
+            },
+            headers: recipientKey.headers,
           }),
         ),
       ).toMatchObject({ status: 410, code: 'letter_expired' });
       // An expired letter can be neither voided (its money is back already) nor mailed.
-      for (const action of ['void', 'mail']) {
+      for (const action of ['void', 'mail'] as const) {
         expect(
-          errorOf(await post(senderKey, `/transfer/letter/${letter.id}/${action}`, {})),
+          errorOf(
+            await api.post(`/transfer/letter/{id}/${action}`, {
+              params: { id: letter.id },
+              body: {},
+              headers: senderKey.headers,
+            }),
+          ),
           action,
         ).toMatchObject({
           status: 409,
@@ -718,9 +878,9 @@ describe('void and expiry', () => {
 
   it('the sweep needs the shared secret, then expires due letters and refunds them', async () => {
     expect(
-      errorOf(await post(null, '/transfer/letter/sweep', undefined, { 'x-sweep-secret': 'wrong' })),
+      errorOf(await api.post('/transfer/letter/sweep', { headers: { 'x-sweep-secret': 'wrong' } })),
     ).toMatchObject({ status: 401, code: 'unauthenticated' });
-    expect(errorOf(await post(null, '/transfer/letter/sweep'))).toMatchObject({
+    expect(errorOf(await api.post('/transfer/letter/sweep'))).toMatchObject({
       status: 401,
       code: 'unauthenticated',
     });
@@ -728,8 +888,10 @@ describe('void and expiry', () => {
     const letter = await createLetter({ amount: '1', expiresInDays: 2 });
     ctx.clock.advance(2 * 86_400_000 + 1000);
     try {
-      const response = await post(null, '/transfer/letter/sweep', undefined, {
-        'x-sweep-secret': 'operator-sweep-secret',
+      const response = await api.post('/transfer/letter/sweep', {
+        headers: {
+          'x-sweep-secret': 'operator-sweep-secret',
+        },
       });
       expect(response.statusCode).toBe(200);
       expect(response.json().data.expired).toBeGreaterThanOrEqual(1);
@@ -745,9 +907,7 @@ describe('sweep configuration', () => {
   it('answers 503 naming SWEEP_SECRET while it is not set', async () => {
     const bare = await createTestContext();
     try {
-      const response = await bare.app.inject({
-        method: 'POST',
-        url: '/api/v1/transfer/letter/sweep',
+      const response = await apiOf(bare.app).post('/transfer/letter/sweep', {
         headers: { 'x-sweep-secret': 'anything' },
       });
       expect(errorOf(response)).toMatchObject({
@@ -796,20 +956,34 @@ describe('sweep timer', () => {
 describe('printable letter', () => {
   it('serves the sender a one-page PDF with the claim code and no amount or memo', async () => {
     const letter = await createLetter({ amount: '6.66', memo: 'Secret memo text' });
-    const response = await get(sender, `/transfer/letter/${letter.id}/pdf`);
+    const response = await api.get('/transfer/letter/{id}/pdf', {
+      params: { id: letter.id },
+      headers: sender.headers,
+    });
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toBe('application/pdf');
     expect(response.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
     expect(response.rawPayload.toString('latin1')).not.toContain('Secret memo text');
-    expect(errorOf(await get(recipient, `/transfer/letter/${letter.id}/pdf`))).toMatchObject({
+    expect(
+      errorOf(
+        await api.get('/transfer/letter/{id}/pdf', { params: { id: letter.id }, headers: recipient.headers }),
+      ),
+    ).toMatchObject({
       status: 404,
       code: 'letter_not_found',
     });
-    await post(recipient, '/transfer/letter/claim', {
-      claimCode: letter.claimCode,
-      walletId: recipientWallet.id,
+    await api.post('/transfer/letter/claim', {
+      body: {
+        claimCode: letter.claimCode,
+        walletId: recipientWallet.id,
+      },
+      headers: recipient.headers,
     });
-    expect(errorOf(await get(sender, `/transfer/letter/${letter.id}/pdf`))).toMatchObject({
+    expect(
+      errorOf(
+        await api.get('/transfer/letter/{id}/pdf', { params: { id: letter.id }, headers: sender.headers }),
+      ),
+    ).toMatchObject({
       status: 409,
       code: 'letter_not_claimable',
     });
@@ -824,9 +998,13 @@ describe('mail', () => {
 
   it('mails an escrowed letter through the local print sandbox: MAILED with the mail block, test mode', async () => {
     const letter = await createLetter({ recipient: US_RECIPIENT, claimOrigin: 'https://pay.example.com' });
-    const response = await post(sender, `/transfer/letter/${letter.id}/mail`, {
-      deliveryMethod: 'tracked',
-      provider: 'printer',
+    const response = await api.post('/transfer/letter/{id}/mail', {
+      params: { id: letter.id },
+      body: {
+        deliveryMethod: 'tracked',
+        provider: 'printer',
+      },
+      headers: sender.headers,
     });
     expect(response.statusCode, response.body).toBe(200);
     const mailed = response.json().data.letter;
@@ -843,19 +1021,32 @@ describe('mail', () => {
       testMode: true,
     });
     expect(
-      errorOf(await post(sender, `/transfer/letter/${letter.id}/mail`, { deliveryMethod: 'tracked' })),
+      errorOf(
+        await api.post('/transfer/letter/{id}/mail', {
+          params: { id: letter.id },
+          body: { deliveryMethod: 'tracked' },
+          headers: sender.headers,
+        }),
+      ),
     ).toMatchObject({ status: 409, code: 'letter_already_mailed' });
     // A mailed letter is still claimable.
-    const claim = await post(recipient, '/transfer/letter/claim', {
-      claimCode: letter.claimCode,
-      walletId: recipientWallet.id,
+    const claim = await api.post('/transfer/letter/claim', {
+      body: {
+        claimCode: letter.claimCode,
+        walletId: recipientWallet.id,
+      },
+      headers: recipient.headers,
     });
     expect(claim.json().data.letter.status).toBe('CLAIMED');
   });
 
   it('standard mail has no tracking number; an empty body means standard', async () => {
     const letter = await createLetter({ recipient: US_RECIPIENT, claimOrigin: 'https://pay.example.com' });
-    const response = await post(sender, `/transfer/letter/${letter.id}/mail`, {});
+    const response = await api.post('/transfer/letter/{id}/mail', {
+      params: { id: letter.id },
+      body: {},
+      headers: sender.headers,
+    });
     expect(response.json().data.letter.mail).toMatchObject({
       deliveryMethod: 'standard',
       trackingNumber: null,
@@ -865,21 +1056,49 @@ describe('mail', () => {
   it('refuses courier (400 delivery_method_unavailable), an http claim origin (400 claim_origin_not_public) and strangers', async () => {
     const httpLetter = await createLetter({ recipient: US_RECIPIENT });
     expect(
-      errorOf(await post(sender, `/transfer/letter/${httpLetter.id}/mail`, { deliveryMethod: 'courier' })),
+      errorOf(
+        await api.post('/transfer/letter/{id}/mail', {
+          params: { id: httpLetter.id },
+          body: { deliveryMethod: 'courier' },
+          headers: sender.headers,
+        }),
+      ),
     ).toMatchObject({ status: 400, code: 'delivery_method_unavailable' });
     expect(
-      errorOf(await post(sender, `/transfer/letter/${httpLetter.id}/mail`, { deliveryMethod: 'standard' })),
+      errorOf(
+        await api.post('/transfer/letter/{id}/mail', {
+          params: { id: httpLetter.id },
+          body: { deliveryMethod: 'standard' },
+          headers: sender.headers,
+        }),
+      ),
     ).toMatchObject({ status: 400, code: 'claim_origin_not_public' });
     expect(
-      errorOf(await post(sender, `/transfer/letter/${httpLetter.id}/mail`, { deliveryMethod: 'pigeon' })),
+      errorOf(
+        // A delivery method the document does not list: sent as written.
+        await api.raw('POST', `/transfer/letter/${httpLetter.id}/mail`, {
+          payload: { deliveryMethod: 'pigeon' },
+          headers: sender.headers,
+        }),
+      ),
     ).toMatchObject({ status: 400, code: 'validation_error' });
-    expect(errorOf(await post(recipient, `/transfer/letter/${httpLetter.id}/mail`, {}))).toMatchObject({
+    expect(
+      errorOf(
+        await api.post('/transfer/letter/{id}/mail', {
+          params: { id: httpLetter.id },
+          body: {},
+          headers: recipient.headers,
+        }),
+      ),
+    ).toMatchObject({
       status: 404,
       code: 'letter_not_found',
     });
-    expect((await get(sender, `/transfer/letter/${httpLetter.id}`)).json().data.letter.status).toBe(
-      'ESCROWED',
-    );
+    expect(
+      (
+        await api.get('/transfer/letter/{id}', { params: { id: httpLetter.id }, headers: sender.headers })
+      ).json().data.letter.status,
+    ).toBe('ESCROWED');
   });
 
   it('records a provider rejection on the letter, which stays ESCROWED', async () => {
@@ -891,9 +1110,16 @@ describe('mail', () => {
       },
       claimOrigin: 'https://pay.example.com',
     });
-    const response = await post(sender, `/transfer/letter/${letter.id}/mail`, {});
+    const response = await api.post('/transfer/letter/{id}/mail', {
+      params: { id: letter.id },
+      body: {},
+      headers: sender.headers,
+    });
     expect(errorOf(response)).toMatchObject({ code: 'postage_unavailable' });
-    expect((await get(sender, `/transfer/letter/${letter.id}`)).json().data.letter).toMatchObject({
+    expect(
+      (await api.get('/transfer/letter/{id}', { params: { id: letter.id }, headers: sender.headers })).json()
+        .data.letter,
+    ).toMatchObject({
       status: 'ESCROWED',
       mail: null,
       error: 'Mailing failed (postage_unavailable): A US address needs a valid ZIP code.',
@@ -931,13 +1157,21 @@ describe('mail', () => {
     try {
       for (const outage of outages) {
         Object.assign(ctx.deps, { mail: outage });
-        const failed = await post(sender, `/transfer/letter/${letter.id}/mail`, {});
+        const failed = await api.post('/transfer/letter/{id}/mail', {
+          params: { id: letter.id },
+          body: {},
+          headers: sender.headers,
+        });
         expect(errorOf(failed)).toMatchObject({
           status: 500,
           code: 'internal_error',
           details: { letterId: letter.id, retryable: true },
         });
-        expect((await get(sender, `/transfer/letter/${letter.id}`)).json().data.letter).toMatchObject({
+        expect(
+          (
+            await api.get('/transfer/letter/{id}', { params: { id: letter.id }, headers: sender.headers })
+          ).json().data.letter,
+        ).toMatchObject({
           status: 'ESCROWED',
           mail: null,
           error:
@@ -947,7 +1181,11 @@ describe('mail', () => {
     } finally {
       Object.assign(ctx.deps, { mail: provider });
     }
-    const retried = await post(sender, `/transfer/letter/${letter.id}/mail`, {});
+    const retried = await api.post('/transfer/letter/{id}/mail', {
+      params: { id: letter.id },
+      body: {},
+      headers: sender.headers,
+    });
     expect(retried.statusCode, retried.body).toBe(200);
     expect(retried.json().data.letter).toMatchObject({ status: 'MAILED', error: null });
     expect(retried.json().data.letter.mail.providerId).toBe(accepted?.providerId);
@@ -956,20 +1194,39 @@ describe('mail', () => {
 
   it('voids a mailed letter only with acknowledgeMailed: true; the paper code then stops working', async () => {
     const letter = await createLetter({ recipient: US_RECIPIENT, claimOrigin: 'https://pay.example.com' });
-    await post(sender, `/transfer/letter/${letter.id}/mail`, {});
+    await api.post('/transfer/letter/{id}/mail', {
+      params: { id: letter.id },
+      body: {},
+      headers: sender.headers,
+    });
     for (const body of [{}, { acknowledgeMailed: false }]) {
-      expect(errorOf(await post(sender, `/transfer/letter/${letter.id}/void`, body))).toMatchObject({
+      expect(
+        errorOf(
+          await api.post('/transfer/letter/{id}/void', {
+            params: { id: letter.id },
+            body,
+            headers: sender.headers,
+          }),
+        ),
+      ).toMatchObject({
         status: 400,
         code: 'void_requires_acknowledgement',
       });
     }
-    const voided = await post(sender, `/transfer/letter/${letter.id}/void`, { acknowledgeMailed: true });
+    const voided = await api.post('/transfer/letter/{id}/void', {
+      params: { id: letter.id },
+      body: { acknowledgeMailed: true },
+      headers: sender.headers,
+    });
     expect(voided.json().data.letter).toMatchObject({ status: 'VOIDED', refund: { reason: 'voided' } });
     expect(
       errorOf(
-        await post(recipient, '/transfer/letter/claim', {
-          claimCode: letter.claimCode,
-          walletId: recipientWallet.id,
+        await api.post('/transfer/letter/claim', {
+          body: {
+            claimCode: letter.claimCode,
+            walletId: recipientWallet.id,
+          },
+          headers: recipient.headers,
         }),
       ),
     ).toMatchObject({ status: 409, code: 'letter_not_claimable' });
@@ -977,12 +1234,23 @@ describe('mail', () => {
 
   it('a mailed letter voided before it was posted reads mail.status cancelled, in the answer and after', async () => {
     const letter = await createLetter({ recipient: US_RECIPIENT, claimOrigin: 'https://pay.example.com' });
-    const mailed = await post(sender, `/transfer/letter/${letter.id}/mail`, {});
+    const mailed = await api.post('/transfer/letter/{id}/mail', {
+      params: { id: letter.id },
+      body: {},
+      headers: sender.headers,
+    });
     expect(mailed.json().data.letter.mail).toMatchObject({ status: 'created' });
-    const voided = await post(sender, `/transfer/letter/${letter.id}/void`, { acknowledgeMailed: true });
+    const voided = await api.post('/transfer/letter/{id}/void', {
+      params: { id: letter.id },
+      body: { acknowledgeMailed: true },
+      headers: sender.headers,
+    });
     expect(voided.statusCode, voided.body).toBe(200);
     expect(voided.json().data.letter).toMatchObject({ status: 'VOIDED', mail: { status: 'cancelled' } });
-    expect((await get(sender, `/transfer/letter/${letter.id}`)).json().data.letter).toMatchObject({
+    expect(
+      (await api.get('/transfer/letter/{id}', { params: { id: letter.id }, headers: sender.headers })).json()
+        .data.letter,
+    ).toMatchObject({
       status: 'VOIDED',
       mail: { status: 'cancelled', providerId: mailed.json().data.letter.mail.providerId },
     });
@@ -990,13 +1258,21 @@ describe('mail', () => {
 
   it('a mailed letter whose mailing the provider could not cancel keeps the provider’s word', async () => {
     const letter = await createLetter({ recipient: US_RECIPIENT, claimOrigin: 'https://pay.example.com' });
-    await post(sender, `/transfer/letter/${letter.id}/mail`, {});
+    await api.post('/transfer/letter/{id}/mail', {
+      params: { id: letter.id },
+      body: {},
+      headers: sender.headers,
+    });
     const provider = ctx.deps.mail as PrintProvider;
     Object.assign(ctx.deps, {
       mail: { ...provider, cancel: async () => ({ cancelled: false, reason: 'already in_transit' }) },
     });
     try {
-      const voided = await post(sender, `/transfer/letter/${letter.id}/void`, { acknowledgeMailed: true });
+      const voided = await api.post('/transfer/letter/{id}/void', {
+        params: { id: letter.id },
+        body: { acknowledgeMailed: true },
+        headers: sender.headers,
+      });
       expect(voided.json().data.letter).toMatchObject({ status: 'VOIDED', mail: { status: 'created' } });
     } finally {
       Object.assign(ctx.deps, { mail: provider });
@@ -1011,10 +1287,9 @@ describe('mail', () => {
     ];
     for (const body of bodies) {
       const letter = await createLetter({ recipient: US_RECIPIENT, claimOrigin: 'https://pay.example.com' });
+      // Bodies as raw bytes, a content type with none among them: sent as written.
       const send = (action: string) =>
-        ctx.app.inject({
-          method: 'POST',
-          url: `/api/v1/transfer/letter/${letter.id}/${action}`,
+        api.raw('POST', `/transfer/letter/${letter.id}/${action}`, {
           headers: { ...sender.headers, ...body.headers },
           ...(body.payload === undefined ? {} : { payload: body.payload }),
         });
@@ -1028,14 +1303,21 @@ describe('mail', () => {
 
   it('takes only a JSON boolean as the acknowledgement: "true" and 1 are not true', async () => {
     const letter = await createLetter({ recipient: US_RECIPIENT, claimOrigin: 'https://pay.example.com' });
-    await post(sender, `/transfer/letter/${letter.id}/mail`);
+    await api.post('/transfer/letter/{id}/mail', { params: { id: letter.id }, headers: sender.headers });
     for (const acknowledgeMailed of ['true', 1, 'yes']) {
+      // Not a boolean, as the document asks: sent as written.
       const refused = errorOf(
-        await post(sender, `/transfer/letter/${letter.id}/void`, { acknowledgeMailed }),
+        await api.raw('POST', `/transfer/letter/${letter.id}/void`, {
+          payload: { acknowledgeMailed },
+          headers: sender.headers,
+        }),
       );
       expect(refused).toMatchObject({ status: 400, code: 'validation_error' });
     }
-    expect((await get(sender, `/transfer/letter/${letter.id}`)).json().data.letter.status).toBe('MAILED');
+    expect(
+      (await api.get('/transfer/letter/{id}', { params: { id: letter.id }, headers: sender.headers })).json()
+        .data.letter.status,
+    ).toBe('MAILED');
   });
 
   it('answers 503 mail_provider_not_configured where no provider is set up', async () => {
@@ -1043,7 +1325,15 @@ describe('mail', () => {
     const provider = ctx.deps.mail;
     Object.assign(ctx.deps, { mail: null });
     try {
-      expect(errorOf(await post(sender, `/transfer/letter/${letter.id}/mail`, {}))).toMatchObject({
+      expect(
+        errorOf(
+          await api.post('/transfer/letter/{id}/mail', {
+            params: { id: letter.id },
+            body: {},
+            headers: sender.headers,
+          }),
+        ),
+      ).toMatchObject({
         status: 503,
         code: 'mail_provider_not_configured',
       });
@@ -1063,11 +1353,19 @@ describe('mail tracking', () => {
       claimOrigin: 'https://pay.example.com',
     });
     const senderKey = await apiKeyOf(ctx.app, sender);
-    const mailed = (await post(sender, `/transfer/letter/${letter.id}/mail`, {})).json().data.letter;
+    const mailed = (
+      await api.post('/transfer/letter/{id}/mail', {
+        params: { id: letter.id },
+        body: {},
+        headers: sender.headers,
+      })
+    ).json().data.letter;
     const caller = { ...sender, headers: senderKey.headers };
     ctx.clock.advance(3 * 86_400_000);
     try {
-      const later = (await get(caller, `/transfer/letter/${letter.id}`)).json().data.letter;
+      const later = (
+        await api.get('/transfer/letter/{id}', { params: { id: letter.id }, headers: caller.headers })
+      ).json().data.letter;
       expect(later.mail.status).not.toBe(mailed.mail.status);
       expect(later.mail.providerId).toBe(mailed.mail.providerId);
     } finally {
