@@ -3,6 +3,7 @@
  * running: each outcome comes out of the real code path (the worker's pre-flight, the inline driver, the claim).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiOf } from '../../../test/api.ts';
 import {
   type Caller,
   createTestContext,
@@ -32,57 +33,54 @@ const RECIPIENT = {
 };
 
 let ctx: TestContext;
+const api = apiOf(() => ctx.app);
 let sender: Caller;
 let senderWallet: { id: string; address: string };
 let recipient: Caller;
 let recipientWallet: { id: string; address: string };
 
-async function post(
-  caller: Caller | null,
-  url: string,
-  payload?: object,
-  headers: Record<string, string> = {},
-) {
-  return ctx.app.inject({
-    method: 'POST',
-    url: `/api/v1${url}`,
-    headers: { ...(caller?.headers ?? {}), ...headers },
-    ...(payload ? { payload } : {}),
-  });
-}
-
-async function get(caller: Caller, url: string) {
-  return ctx.app.inject({ url: `/api/v1${url}`, headers: caller.headers });
-}
-
 async function balances(caller: Caller, walletId: string) {
-  const balance = (await get(caller, `/balances?walletId=${walletId}`)).json().data.balances[0];
+  const balance = (await api.get('/balances', { query: { walletId }, headers: caller.headers })).json().data
+    .balances[0];
   return { confidential: balance.confidential.amount as string, normal: balance.normal.amount as string };
 }
 
-async function queued(path: string, body: object) {
-  const response = await post(sender, path, { walletId: senderWallet.id, ...body });
+async function queued(
+  path: '/fund' | '/mint' | '/transfer' | '/redeem',
+  body: { amount: string; to?: string },
+) {
+  const response = await api.post(path, {
+    body: { walletId: senderWallet.id, ...body },
+    headers: sender.headers,
+  });
   expect(response.statusCode, response.body).toBe(201);
   const transaction = response.json().data.transaction;
   expect(transaction.status).toBe('QUEUED');
   return transaction as { id: string; amount: string };
 }
 
-async function createLetter(amount: string, extra: object = {}) {
-  return post(sender, '/transfer/letter', {
-    walletId: senderWallet.id,
-    amount,
-    recipient: RECIPIENT,
-    ...extra,
+async function createLetter(amount: string, extra: { expiresInDays?: number } = {}) {
+  return api.post('/transfer/letter', {
+    body: {
+      walletId: senderWallet.id,
+      amount,
+      recipient: RECIPIENT,
+      ...extra,
+    },
+    headers: sender.headers,
   });
 }
 
 async function claim(claimCode: string) {
-  return post(recipient, '/transfer/letter/claim', { claimCode, walletId: recipientWallet.id });
+  return api.post('/transfer/letter/claim', {
+    body: { claimCode, walletId: recipientWallet.id },
+    headers: recipient.headers,
+  });
 }
 
 async function letterOf(id: string) {
-  return (await get(sender, `/transfer/letter/${id}`)).json().data.letter;
+  return (await api.get('/transfer/letter/{id}', { params: { id }, headers: sender.headers })).json().data
+    .letter;
 }
 
 async function until<T>(
@@ -112,8 +110,11 @@ beforeAll(async () => {
   });
   sender = await signup(ctx.app);
   recipient = await signup(ctx.app);
-  senderWallet = (await post(sender, '/wallets', { type: 'CUSTODIAL' })).json().data.wallet;
-  recipientWallet = (await post(recipient, '/wallets', { type: 'CUSTODIAL' })).json().data.wallet;
+  senderWallet = (await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: sender.headers })).json()
+    .data.wallet;
+  recipientWallet = (
+    await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: recipient.headers })
+  ).json().data.wallet;
   const fund = await queued('/fund', { amount: '500' });
   expect((await waitForStatus(ctx.app, sender.headers, fund.id, undefined, 120_000)).status).toBe(
     'CONFIRMED',
@@ -155,10 +156,18 @@ describe('magic amounts on /fund, /mint, /transfer, /redeem', () => {
     expect(row0.status).toBe('QUEUED');
     expect(row0.nextAttemptAt.getTime()).toBe(row0.createdAt.getTime() + 30_000);
     await new Promise((resolve) => setTimeout(resolve, 3000));
-    expect((await get(sender, `/transactions/${row.id}`)).json().data.transaction.status).toBe('QUEUED');
+    expect(
+      (await api.get('/transactions/{id}', { params: { id: row.id }, headers: sender.headers })).json().data
+        .transaction.status,
+    ).toBe('QUEUED');
     // The fault's 30 s pass on the service's clock: the test clock moves them past, and the row completes.
     expect(
-      (await post(null, '/sandbox/clock', { advanceSeconds: 30 }, { 'x-sweep-secret': SECRET })).statusCode,
+      (
+        await api.post('/sandbox/clock', {
+          body: { advanceSeconds: 30 },
+          headers: { 'x-sweep-secret': SECRET },
+        })
+      ).statusCode,
     ).toBe(200);
     const done = await waitForStatus(ctx.app, sender.headers, row.id, undefined, 120_000);
     expect(done).toMatchObject({ status: 'CONFIRMED', amount: '1.000429' });
@@ -204,14 +213,19 @@ describe('magic amounts of letters', () => {
     expect(txHash).toMatch(/^0x[0-9a-f]{64}$/);
     // Held for that claimant: another account is refused, the claimant asking again is told the same.
     const other = await signup(ctx.app);
-    const otherWallet = (await post(other, '/wallets', { type: 'CUSTODIAL' })).json().data.wallet;
-    const stolen = await post(other, '/transfer/letter/claim', {
-      claimCode: letter.claimCode,
-      walletId: otherWallet.id,
+    const otherWallet = (
+      await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: other.headers })
+    ).json().data.wallet;
+    const stolen = await api.post('/transfer/letter/claim', {
+      body: {
+        claimCode: letter.claimCode,
+        walletId: otherWallet.id,
+      },
+      headers: other.headers,
     });
     expect(errorOf(stolen)).toMatchObject({ status: 409, code: 'already_claimed' });
     // The reconciliation (the operator's sweep, which the worker also runs every minute) lands the bookkeeping.
-    const sweep = await post(null, '/transfer/letter/sweep', undefined, { 'x-sweep-secret': SECRET });
+    const sweep = await api.post('/transfer/letter/sweep', { headers: { 'x-sweep-secret': SECRET } });
     expect(sweep.json().data.reconciled).toBeGreaterThanOrEqual(1);
     const again = await claim(letter.claimCode);
     expect(again.statusCode, again.body).toBe(200);
@@ -223,13 +237,21 @@ describe('magic amounts of letters', () => {
   it('…505: creation is 502 escrow_unsettled {letterId, txHash}; the letter reads ESCROWED later', async () => {
     const key = `unsettled-${Date.now()}`;
     const body = { walletId: senderWallet.id, amount: '2.000505', recipient: RECIPIENT };
-    const created = await post(sender, '/transfer/letter', body, { 'idempotency-key': key });
+    const created = await api.post('/transfer/letter', {
+      body,
+      headers: sender.headers,
+      idempotencyKey: key,
+    });
     const error = errorOf(created);
     expect(error).toMatchObject({ status: 502, code: 'escrow_unsettled' });
     const { letterId, txHash } = error.details as { letterId: string; txHash: string };
     expect(txHash).toMatch(/^0x[0-9a-f]{64}$/);
     // Asked again under the same key (a client that lost the answer), it follows the same letter: none is added.
-    const repeated = await post(sender, '/transfer/letter', body, { 'idempotency-key': key });
+    const repeated = await api.post('/transfer/letter', {
+      body,
+      headers: sender.headers,
+      idempotencyKey: key,
+    });
     const same =
       repeated.statusCode === 201
         ? repeated.json().data.letter.id
@@ -248,18 +270,21 @@ describe('the test clock expires a letter', () => {
   it('past expiresAt: the claim is 410 letter_expired and the amount goes back to the sender', async () => {
     const letter = (await createLetter('3', { expiresInDays: 1 })).json().data.letter;
     const before = await balances(sender, senderWallet.id);
-    const moved = await post(
-      null,
-      '/sandbox/clock',
-      { advanceSeconds: DAY + 60 },
-      { 'x-sweep-secret': SECRET },
-    );
+    const moved = await api.post('/sandbox/clock', {
+      body: { advanceSeconds: DAY + 60 },
+      headers: { 'x-sweep-secret': SECRET },
+    });
     expect(moved.statusCode).toBe(200);
     expect(Date.parse(moved.json().data.now)).toBeGreaterThan(Date.parse(letter.expiresAt));
     // A day on, the sessions have ended too (24 hours): both log in again.
-    expect(errorOf(await get(recipient, '/me'))).toMatchObject({ status: 401, code: 'session_expired' });
+    expect(errorOf(await api.get('/me', { headers: recipient.headers }))).toMatchObject({
+      status: 401,
+      code: 'session_expired',
+    });
     for (const caller of [sender, recipient]) {
-      const login = await post(null, '/auth/login', { email: caller.email, password: caller.password });
+      const login = await api.post('/auth/login', {
+        body: { email: caller.email, password: caller.password },
+      });
       caller.headers = { cookie: sessionCookieOf(login.headers['set-cookie']) };
     }
     expect(errorOf(await claim(letter.claimCode))).toMatchObject({ status: 410, code: 'letter_expired' });
