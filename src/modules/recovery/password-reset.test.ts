@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiOf } from '../../../test/api.ts';
 import {
   apiKeyOf,
   type Caller,
@@ -17,6 +18,7 @@ import { totpCode } from '../security/testkit.ts';
 import { FORGOT_ANSWER_FLOOR_MS, RESETS_PER_ADDRESS_PER_HOUR } from './password-reset.service.ts';
 
 let ctx: TestContext;
+const api = apiOf(() => ctx.app);
 beforeAll(async () => {
   ctx = await createTestContext();
 });
@@ -30,16 +32,6 @@ function freshIp(): string {
   return `192.0.2.${ipCounter}`;
 }
 
-function post(url: string, payload: Record<string, unknown> | undefined, headers = {}, ip = freshIp()) {
-  return ctx.app.inject({
-    method: 'POST',
-    url: `/api/v1${url}`,
-    headers,
-    ...(payload === undefined ? {} : { payload }),
-    remoteAddress: ip,
-  });
-}
-
 interface MailboxMessage {
   id: string;
   to: string;
@@ -51,7 +43,7 @@ interface MailboxMessage {
 /** Sends what the outbox holds (the worker's job), then reads the local mailbox for `to`. */
 async function inbox(to: string): Promise<MailboxMessage[]> {
   await deliverDueEmails(ctx.deps, quiet);
-  const response = await ctx.app.inject({ url: `/api/v1/sandbox/mailbox?to=${encodeURIComponent(to)}` });
+  const response = await api.get('/sandbox/mailbox', { query: { to } });
   expect(response.statusCode).toBe(200);
   return response.json().data.messages;
 }
@@ -63,7 +55,10 @@ function tokenOf(message: MailboxMessage): string {
 }
 
 async function resetToken(caller: Caller): Promise<string> {
-  expect((await post('/auth/password/forgot', { email: caller.email })).statusCode).toBe(202);
+  expect(
+    (await api.post('/auth/password/forgot', { body: { email: caller.email }, remoteAddress: freshIp() }))
+      .statusCode,
+  ).toBe(202);
   const [message] = (await inbox(caller.email)).filter((m) => m.subject === 'Reset your sealpay password');
   if (!message) throw new Error('no reset email');
   return tokenOf(message);
@@ -82,7 +77,7 @@ describe('POST /auth/password/forgot', () => {
       caller.email.toUpperCase(),
     ]) {
       const started = performance.now();
-      const response = await post('/auth/password/forgot', { email });
+      const response = await api.post('/auth/password/forgot', { body: { email }, remoteAddress: freshIp() });
       answers.push({ status: response.statusCode, body: response.body, ms: performance.now() - started });
     }
     expect(new Set(answers.map((a) => `${a.status} ${a.body}`))).toEqual(
@@ -120,7 +115,7 @@ describe('POST /auth/password/forgot', () => {
 
   it('holds the link in the outbox sealed until the worker sends it', async () => {
     const caller = await signup(ctx.app);
-    await post('/auth/password/forgot', { email: caller.email });
+    await api.post('/auth/password/forgot', { body: { email: caller.email }, remoteAddress: freshIp() });
     const [row] = await ctx.deps.database.db
       .select()
       .from(emailOutbox)
@@ -134,25 +129,42 @@ describe('POST /auth/password/forgot', () => {
   it('limits each IP (429 rate_limited) and each address (past 3 an hour: the same answer, no email)', async () => {
     toWindowStart(ctx.clock, 60 * 60_000);
     const ip = freshIp();
-    let last = await post('/auth/password/forgot', { email: 'a@example.com' }, {}, ip);
+    let last = await api.post('/auth/password/forgot', {
+      body: { email: 'a@example.com' },
+      remoteAddress: ip,
+    });
     for (let i = 1; i < ctx.deps.config.rateLimits.passwordResetRequestsPerHour; i++) {
-      last = await post('/auth/password/forgot', { email: `a${i}@example.com` }, {}, ip);
+      last = await api.post('/auth/password/forgot', {
+        body: { email: `a${i}@example.com` },
+        remoteAddress: ip,
+      });
     }
     expect(last.statusCode).toBe(202);
-    const refused = await post('/auth/password/forgot', { email: 'b@example.com' }, {}, ip);
+    const refused = await api.post('/auth/password/forgot', {
+      body: { email: 'b@example.com' },
+      remoteAddress: ip,
+    });
     expect(errorOf(refused)).toMatchObject({ status: 429, code: 'rate_limited' });
     expect(refused.headers['retry-after']).toBeDefined();
 
     const caller = await signup(ctx.app);
     for (let i = 0; i < RESETS_PER_ADDRESS_PER_HOUR + 2; i++) {
-      expect((await post('/auth/password/forgot', { email: caller.email })).statusCode).toBe(202);
+      expect(
+        (await api.post('/auth/password/forgot', { body: { email: caller.email }, remoteAddress: freshIp() }))
+          .statusCode,
+      ).toBe(202);
     }
     expect(await inbox(caller.email)).toHaveLength(RESETS_PER_ADDRESS_PER_HOUR);
   });
 
   it('validates the body (400 validation_error)', async () => {
     for (const body of [{}, { email: '' }, { email: 42 }, { email: 'x'.repeat(300) }]) {
-      expect(errorOf(await post('/auth/password/forgot', body))).toMatchObject({
+      // Bodies the document refuses: sent as written.
+      const refused = await api.raw('POST', '/auth/password/forgot', {
+        payload: body,
+        remoteAddress: freshIp(),
+      });
+      expect(errorOf(refused)).toMatchObject({
         status: 400,
         code: 'validation_error',
       });
@@ -165,21 +177,33 @@ describe('POST /auth/password/reset', () => {
     const caller = await signup(ctx.app);
     const key = await apiKeyOf(ctx.app, caller);
     const token = await resetToken(caller);
-    const response = await post('/auth/password/reset', { token, newPassword: NEW_PASSWORD });
+    const response = await api.post('/auth/password/reset', {
+      body: { token, newPassword: NEW_PASSWORD },
+      remoteAddress: freshIp(),
+    });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({ ok: true, data: { passwordReset: true } });
     expect(response.headers['set-cookie']).toBeUndefined();
 
-    const session = await ctx.app.inject({ url: '/api/v1/me', headers: caller.headers });
+    const session = await api.get('/me', { headers: caller.headers });
     expect(errorOf(session)).toMatchObject({ status: 401, code: 'session_expired' });
     // API keys are a separate credential: they stay (the notice tells the owner to review them).
-    expect((await ctx.app.inject({ url: '/api/v1/me', headers: key.headers })).statusCode).toBe(200);
-    const oldPassword = await post('/auth/login', { email: caller.email, password: caller.password });
+    expect((await api.get('/me', { headers: key.headers })).statusCode).toBe(200);
+    const oldPassword = await api.post('/auth/login', {
+      body: { email: caller.email, password: caller.password },
+      remoteAddress: freshIp(),
+    });
     expect(errorOf(oldPassword)).toMatchObject({ status: 401, code: 'invalid_credentials' });
-    const newPassword = await post('/auth/login', { email: caller.email, password: NEW_PASSWORD });
+    const newPassword = await api.post('/auth/login', {
+      body: { email: caller.email, password: NEW_PASSWORD },
+      remoteAddress: freshIp(),
+    });
     expect(newPassword.statusCode).toBe(200);
 
-    const again = await post('/auth/password/reset', { token, newPassword: 'Another-Password-8' });
+    const again = await api.post('/auth/password/reset', {
+      body: { token, newPassword: 'Another-Password-8' },
+      remoteAddress: freshIp(),
+    });
     expect(errorOf(again)).toMatchObject({ status: 400, code: 'invalid_reset_token' });
     const subjects = (await inbox(caller.email)).map((m) => m.subject);
     expect(subjects).toContain('Your sealpay password was changed');
@@ -190,10 +214,20 @@ describe('POST /auth/password/reset', () => {
     const first = await resetToken(caller);
     const second = await resetToken(caller);
     expect(
-      (await post('/auth/password/reset', { token: second, newPassword: NEW_PASSWORD })).statusCode,
+      (
+        await api.post('/auth/password/reset', {
+          body: { token: second, newPassword: NEW_PASSWORD },
+          remoteAddress: freshIp(),
+        })
+      ).statusCode,
     ).toBe(200);
     expect(
-      errorOf(await post('/auth/password/reset', { token: first, newPassword: NEW_PASSWORD })),
+      errorOf(
+        await api.post('/auth/password/reset', {
+          body: { token: first, newPassword: NEW_PASSWORD },
+          remoteAddress: freshIp(),
+        }),
+      ),
     ).toMatchObject({
       code: 'invalid_reset_token',
     });
@@ -204,7 +238,10 @@ describe('POST /auth/password/reset', () => {
     const token = await resetToken(caller);
     const answers = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
-        post('/auth/password/reset', { token, newPassword: `Racing-Password-${i}x` }),
+        api.post('/auth/password/reset', {
+          body: { token, newPassword: `Racing-Password-${i}x` },
+          remoteAddress: freshIp(),
+        }),
       ),
     );
     expect(answers.filter((a) => a.statusCode === 200)).toHaveLength(1);
@@ -217,28 +254,59 @@ describe('POST /auth/password/reset', () => {
     const caller = await signup(ctx.app);
     const token = await resetToken(caller);
     ctx.clock.advance(30 * 60_000 + 1);
-    expect(errorOf(await post('/auth/password/reset', { token, newPassword: NEW_PASSWORD }))).toMatchObject({
+    expect(
+      errorOf(
+        await api.post('/auth/password/reset', {
+          body: { token, newPassword: NEW_PASSWORD },
+          remoteAddress: freshIp(),
+        }),
+      ),
+    ).toMatchObject({
       status: 400,
       code: 'invalid_reset_token',
     });
-    expect((await post('/auth/login', { email: caller.email, password: caller.password })).statusCode).toBe(
-      200,
-    );
+    expect(
+      (
+        await api.post('/auth/login', {
+          body: { email: caller.email, password: caller.password },
+          remoteAddress: freshIp(),
+        })
+      ).statusCode,
+    ).toBe(200);
   });
 
   it('applies the password policy (400 weak_password) without spending the token', async () => {
     const caller = await signup(ctx.app);
     const token = await resetToken(caller);
-    expect(errorOf(await post('/auth/password/reset', { token, newPassword: 'short' }))).toMatchObject({
+    expect(
+      errorOf(
+        await api.post('/auth/password/reset', {
+          body: { token, newPassword: 'short' },
+          remoteAddress: freshIp(),
+        }),
+      ),
+    ).toMatchObject({
       status: 400,
       code: 'weak_password',
     });
-    expect((await post('/auth/password/reset', { token, newPassword: NEW_PASSWORD })).statusCode).toBe(200);
+    expect(
+      (
+        await api.post('/auth/password/reset', {
+          body: { token, newPassword: NEW_PASSWORD },
+          remoteAddress: freshIp(),
+        })
+      ).statusCode,
+    ).toBe(200);
   });
 
   it('refuses unknown tokens and bad bodies', async () => {
     expect(
-      errorOf(await post('/auth/password/reset', { token: 'x'.repeat(43), newPassword: NEW_PASSWORD })),
+      errorOf(
+        await api.post('/auth/password/reset', {
+          body: { token: 'x'.repeat(43), newPassword: NEW_PASSWORD },
+          remoteAddress: freshIp(),
+        }),
+      ),
     ).toMatchObject({
       status: 400,
       code: 'invalid_reset_token',
@@ -249,7 +317,12 @@ describe('POST /auth/password/reset', () => {
       { token: '', newPassword: NEW_PASSWORD },
       { token: 7, newPassword: NEW_PASSWORD },
     ]) {
-      expect(errorOf(await post('/auth/password/reset', body))).toMatchObject({
+      // Bodies the document refuses: sent as written.
+      const refused = await api.raw('POST', '/auth/password/reset', {
+        payload: body,
+        remoteAddress: freshIp(),
+      });
+      expect(errorOf(refused)).toMatchObject({
         status: 400,
         code: 'validation_error',
       });
@@ -258,14 +331,30 @@ describe('POST /auth/password/reset', () => {
 
   it('does not bypass TOTP: the next login still asks for the code', async () => {
     const caller = await signup(ctx.app);
-    const setup = await post('/me/totp/setup', undefined, caller.headers);
+    const setup = await api.post('/me/totp/setup', { headers: caller.headers, remoteAddress: freshIp() });
     const secret = setup.json().data.secret as string;
     expect(
-      (await post('/me/totp/enable', { code: totpCode(secret, ctx.clock.now()) }, caller.headers)).statusCode,
+      (
+        await api.post('/me/totp/enable', {
+          body: { code: totpCode(secret, ctx.clock.now()) },
+          headers: caller.headers,
+          remoteAddress: freshIp(),
+        })
+      ).statusCode,
     ).toBe(200);
     const token = await resetToken(caller);
-    expect((await post('/auth/password/reset', { token, newPassword: NEW_PASSWORD })).statusCode).toBe(200);
-    const login = await post('/auth/login', { email: caller.email, password: NEW_PASSWORD });
+    expect(
+      (
+        await api.post('/auth/password/reset', {
+          body: { token, newPassword: NEW_PASSWORD },
+          remoteAddress: freshIp(),
+        })
+      ).statusCode,
+    ).toBe(200);
+    const login = await api.post('/auth/login', {
+      body: { email: caller.email, password: NEW_PASSWORD },
+      remoteAddress: freshIp(),
+    });
     expect(login.statusCode).toBe(200);
     expect(login.json().data).toMatchObject({ totpRequired: true });
     expect(login.headers['set-cookie']).toBeUndefined();
@@ -279,7 +368,7 @@ describe('POST /auth/password/reset', () => {
     toWindowStart(ctx.clock, 15 * 60_000);
     const ip = freshIp();
     const login = (caller: Caller, password: string) =>
-      post('/auth/login', { email: caller.email, password }, {}, ip);
+      api.post('/auth/login', { body: { email: caller.email, password }, remoteAddress: ip });
     for (let i = 0; i < perWindow; i++) {
       expect(errorOf(await login(victim, `Wrong-Password-${i}`))).toMatchObject({ status: 401 });
     }
@@ -290,9 +379,14 @@ describe('POST /auth/password/reset', () => {
     for (let round = 0; round < 2; round++) {
       const password = `${NEW_PASSWORD}-${round}`;
       const token = await resetToken(owner);
-      expect((await post('/auth/password/reset', { token, newPassword: password }, {}, ip)).statusCode).toBe(
-        200,
-      );
+      expect(
+        (
+          await api.post('/auth/password/reset', {
+            body: { token, newPassword: password },
+            remoteAddress: ip,
+          })
+        ).statusCode,
+      ).toBe(200);
       // The reset proved the owner's email: the owner logs in again from that IP...
       expect((await login(owner, password)).statusCode).toBe(200);
       // ...and a guess at any other account from it is still refused, even a right one.
@@ -312,42 +406,55 @@ describe('POST /auth/password/reset', () => {
       code: 'invalid_credentials',
     });
     // Another IP is not locked out; the next window opens this one again.
-    expect((await post('/auth/login', { email: victim.email, password: victim.password })).statusCode).toBe(
-      200,
-    );
+    expect(
+      (
+        await api.post('/auth/login', {
+          body: { email: victim.email, password: victim.password },
+          remoteAddress: freshIp(),
+        })
+      ).statusCode,
+    ).toBe(200);
     ctx.clock.advance(15 * 60_000);
     expect((await login(victim, victim.password)).statusCode).toBe(200);
   });
 
   it('lets that account through its second step too, while the IP stays locked out', async () => {
     const owner = await signup(ctx.app);
-    const setup = await post('/me/totp/setup', undefined, owner.headers);
+    const setup = await api.post('/me/totp/setup', { headers: owner.headers, remoteAddress: freshIp() });
     const secret = setup.json().data.secret as string;
-    const enable = await post('/me/totp/enable', { code: totpCode(secret, ctx.clock.now()) }, owner.headers);
+    const enable = await api.post('/me/totp/enable', {
+      body: { code: totpCode(secret, ctx.clock.now()) },
+      headers: owner.headers,
+      remoteAddress: freshIp(),
+    });
     expect(enable.statusCode).toBe(200);
     // A later window: the next step's code is not the one enabling spent.
     toWindowStart(ctx.clock, 15 * 60_000);
     const ip = freshIp();
     for (let i = 0; i < ctx.deps.config.rateLimits.loginFailuresPer15Min; i++) {
-      await post(
-        '/auth/login',
-        { email: 'nobody-here@example.com', password: `Wrong-Password-${i}` },
-        {},
-        ip,
-      );
+      await api.post('/auth/login', {
+        body: { email: 'nobody-here@example.com', password: `Wrong-Password-${i}` },
+        remoteAddress: ip,
+      });
     }
     const token = await resetToken(owner);
     expect(
-      (await post('/auth/password/reset', { token, newPassword: NEW_PASSWORD }, {}, ip)).statusCode,
+      (
+        await api.post('/auth/password/reset', {
+          body: { token, newPassword: NEW_PASSWORD },
+          remoteAddress: ip,
+        })
+      ).statusCode,
     ).toBe(200);
-    const first = await post('/auth/login', { email: owner.email, password: NEW_PASSWORD }, {}, ip);
+    const first = await api.post('/auth/login', {
+      body: { email: owner.email, password: NEW_PASSWORD },
+      remoteAddress: ip,
+    });
     expect(first.json().data).toMatchObject({ totpRequired: true });
-    const second = await post(
-      '/auth/login/totp',
-      { pendingToken: first.json().data.pendingToken, code: totpCode(secret, ctx.clock.now()) },
-      {},
-      ip,
-    );
+    const second = await api.post('/auth/login/totp', {
+      body: { pendingToken: first.json().data.pendingToken, code: totpCode(secret, ctx.clock.now()) },
+      remoteAddress: ip,
+    });
     expect(second.statusCode).toBe(200);
     expect(second.headers['set-cookie']).toBeDefined();
   });
@@ -357,16 +464,24 @@ describe('security notices by email', () => {
   it('a password change, a new API key, TOTP turned off and a new passkey each email the account', async () => {
     const caller = await signup(ctx.app);
     await apiKeyOf(ctx.app, caller, { name: 'billing server' });
-    const setup = await post('/me/totp/setup', undefined, caller.headers);
+    const setup = await api.post('/me/totp/setup', { headers: caller.headers, remoteAddress: freshIp() });
     const secret = setup.json().data.secret as string;
-    const enable = await post('/me/totp/enable', { code: totpCode(secret, ctx.clock.now()) }, caller.headers);
+    const enable = await api.post('/me/totp/enable', {
+      body: { code: totpCode(secret, ctx.clock.now()) },
+      headers: caller.headers,
+      remoteAddress: freshIp(),
+    });
     const codes = enable.json().data.recoveryCodes as string[];
-    await post('/me/totp/disable', { password: caller.password, code: codes[0] as string }, caller.headers);
-    const change = await post(
-      '/me/password',
-      { currentPassword: caller.password, newPassword: NEW_PASSWORD },
-      caller.headers,
-    );
+    await api.post('/me/totp/disable', {
+      body: { password: caller.password, code: codes[0] as string },
+      headers: caller.headers,
+      remoteAddress: freshIp(),
+    });
+    const change = await api.post('/me/password', {
+      body: { currentPassword: caller.password, newPassword: NEW_PASSWORD },
+      headers: caller.headers,
+      remoteAddress: freshIp(),
+    });
     expect(change.statusCode).toBe(200);
     const messages = await inbox(caller.email);
     const subjects = messages.map((m) => m.subject).sort();
@@ -382,17 +497,17 @@ describe('security notices by email', () => {
 
   it('a refused change sends nothing (the email is queued in its transaction)', async () => {
     const caller = await signup(ctx.app);
-    const wrong = await post(
-      '/me/password',
-      { currentPassword: 'Wrong-Password-1', newPassword: NEW_PASSWORD },
-      caller.headers,
-    );
+    const wrong = await api.post('/me/password', {
+      body: { currentPassword: 'Wrong-Password-1', newPassword: NEW_PASSWORD },
+      headers: caller.headers,
+      remoteAddress: freshIp(),
+    });
     expect(wrong.statusCode).toBe(401);
-    const weak = await post(
-      '/me/password',
-      { currentPassword: caller.password, newPassword: 'weak' },
-      caller.headers,
-    );
+    const weak = await api.post('/me/password', {
+      body: { currentPassword: caller.password, newPassword: 'weak' },
+      headers: caller.headers,
+      remoteAddress: freshIp(),
+    });
     expect(weak.statusCode).toBe(400);
     expect(await inbox(caller.email)).toEqual([]);
   });
