@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { apiOf } from '../../../test/api.ts';
 import {
   apiKeyOf,
   type Caller,
@@ -15,6 +16,7 @@ import { totpCode, wrongTotpCode } from './testkit.ts';
 import { matchTotpStep } from './totp.ts';
 
 let ctx: TestContext;
+const api = apiOf(() => ctx.app);
 beforeAll(async () => {
   ctx = await createTestContext();
 });
@@ -36,23 +38,8 @@ function freshIp(): string {
   return `203.0.113.${ipCounter}`;
 }
 
-function post(
-  url: string,
-  payload: Record<string, unknown> | undefined,
-  headers: Record<string, string> = {},
-  ip?: string,
-) {
-  return ctx.app.inject({
-    method: 'POST',
-    url: `/api/v1${url}`,
-    headers,
-    ...(payload === undefined ? {} : { payload }),
-    ...(ip ? { remoteAddress: ip } : {}),
-  });
-}
-
 async function setup(caller: Caller): Promise<string> {
-  const response = await post('/me/totp/setup', undefined, caller.headers);
+  const response = await api.post('/me/totp/setup', { headers: caller.headers });
   expect(response.statusCode).toBe(200);
   return response.json().data.secret as string;
 }
@@ -61,14 +48,20 @@ async function setup(caller: Caller): Promise<string> {
 async function enrolled(): Promise<{ caller: Caller; secret: string }> {
   const caller = await signup(ctx.app);
   const secret = await setup(caller);
-  const enabled = await post('/me/totp/enable', { code: totpCode(secret, ctx.clock.now()) }, caller.headers);
+  const enabled = await api.post('/me/totp/enable', {
+    body: { code: totpCode(secret, ctx.clock.now()) },
+    headers: caller.headers,
+  });
   expect(enabled.statusCode).toBe(200);
   ctx.clock.advance(STEP);
   return { caller, secret };
 }
 
 async function passwordStep(caller: Caller, ip: string) {
-  return post('/auth/login', { email: caller.email, password: caller.password }, {}, ip);
+  return api.post('/auth/login', {
+    body: { email: caller.email, password: caller.password },
+    remoteAddress: ip,
+  });
 }
 
 async function pendingTokenOf(caller: Caller, ip: string): Promise<string> {
@@ -117,7 +110,7 @@ describe('TOTP codes', () => {
 describe('TOTP setup', () => {
   it('returns a base32 secret and its otpauth URI, and keeps the secret sealed as the pending secret', async () => {
     const caller = await signup(ctx.app);
-    const response = await post('/me/totp/setup', undefined, caller.headers);
+    const response = await api.post('/me/totp/setup', { headers: caller.headers });
     expect(response.statusCode).toBe(200);
     const { secret, otpauthUrl } = response.json().data;
     expect(secret).toMatch(/^[A-Z2-7]{32}$/);
@@ -145,16 +138,22 @@ describe('TOTP setup', () => {
     const first = await setup(caller);
     const second = await setup(caller);
     expect(second).not.toBe(first);
-    const stale = await post('/me/totp/enable', { code: totpCode(first, ctx.clock.now()) }, caller.headers);
+    const stale = await api.post('/me/totp/enable', {
+      body: { code: totpCode(first, ctx.clock.now()) },
+      headers: caller.headers,
+    });
     expect(stale.statusCode).toBe(400);
     expect(errorOf(stale).code).toBe('invalid_totp_code');
-    const fresh = await post('/me/totp/enable', { code: totpCode(second, ctx.clock.now()) }, caller.headers);
+    const fresh = await api.post('/me/totp/enable', {
+      body: { code: totpCode(second, ctx.clock.now()) },
+      headers: caller.headers,
+    });
     expect(fresh.statusCode).toBe(200);
   });
 
   it('answers 400 totp_already_enabled while 2FA is on', async () => {
     const { caller } = await enrolled();
-    const response = await post('/me/totp/setup', undefined, caller.headers);
+    const response = await api.post('/me/totp/setup', { headers: caller.headers });
     expect(errorOf(response)).toMatchObject({ status: 400, code: 'totp_already_enabled' });
   });
 });
@@ -164,14 +163,17 @@ describe('TOTP enable', () => {
     const caller = await signup(ctx.app);
     const secret = await setup(caller);
     const at = ctx.clock.now();
-    const response = await post('/me/totp/enable', { code: totpCode(secret, at) }, caller.headers);
+    const response = await api.post('/me/totp/enable', {
+      body: { code: totpCode(secret, at) },
+      headers: caller.headers,
+    });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({
       ok: true,
       data: { totpEnabled: true, recoveryCodes: expect.any(Array) },
     });
     expect(response.json().data.recoveryCodes).toHaveLength(10);
-    const me = await ctx.app.inject({ method: 'GET', url: '/api/v1/me', headers: caller.headers });
+    const me = await api.get('/me', { headers: caller.headers });
     expect(me.json().data.user).toMatchObject({ totpEnabled: true, recoveryCodesRemaining: 10 });
     const row = await userRow(caller.userId);
     expect(row.totpPendingSecretSealed).toBeNull();
@@ -181,10 +183,13 @@ describe('TOTP enable', () => {
 
   it('answers 400 totp_not_configured without a pending enrollment, and while already enabled', async () => {
     const caller = await signup(ctx.app);
-    const none = await post('/me/totp/enable', { code: '123456' }, caller.headers);
+    const none = await api.post('/me/totp/enable', { body: { code: '123456' }, headers: caller.headers });
     expect(errorOf(none)).toMatchObject({ status: 400, code: 'totp_not_configured' });
     const { caller: on, secret } = await enrolled();
-    const again = await post('/me/totp/enable', { code: totpCode(secret, ctx.clock.now()) }, on.headers);
+    const again = await api.post('/me/totp/enable', {
+      body: { code: totpCode(secret, ctx.clock.now()) },
+      headers: on.headers,
+    });
     expect(errorOf(again)).toMatchObject({ status: 400, code: 'totp_not_configured' });
   });
 
@@ -192,7 +197,7 @@ describe('TOTP enable', () => {
     const caller = await signup(ctx.app);
     const secret = await setup(caller);
     const wrong = wrongTotpCode(secret, ctx.clock.now());
-    const response = await post('/me/totp/enable', { code: wrong }, caller.headers);
+    const response = await api.post('/me/totp/enable', { body: { code: wrong }, headers: caller.headers });
     expect(errorOf(response)).toMatchObject({ status: 400, code: 'invalid_totp_code' });
     expect((await userRow(caller.userId)).totpEnabled).toBe(false);
   });
@@ -201,10 +206,11 @@ describe('TOTP enable', () => {
     const caller = await signup(ctx.app);
     await setup(caller);
     for (const code of ['12345', '1234567', 'abcdef', '']) {
-      const response = await post('/me/totp/enable', { code }, caller.headers);
+      const response = await api.post('/me/totp/enable', { body: { code }, headers: caller.headers });
       expect(errorOf(response)).toMatchObject({ status: 400, code: 'validation_error' });
     }
-    const missing = await post('/me/totp/enable', {}, caller.headers);
+    // Without the code the document requires: sent as written.
+    const missing = await api.raw('POST', '/me/totp/enable', { payload: {}, headers: caller.headers });
     expect(errorOf(missing)).toMatchObject({ status: 400, code: 'validation_error' });
   });
 
@@ -212,21 +218,19 @@ describe('TOTP enable', () => {
     for (const offset of [-1, 1]) {
       const caller = await signup(ctx.app);
       const secret = await setup(caller);
-      const response = await post(
-        '/me/totp/enable',
-        { code: totpCode(secret, ctx.clock.now(), offset) },
-        caller.headers,
-      );
+      const response = await api.post('/me/totp/enable', {
+        body: { code: totpCode(secret, ctx.clock.now(), offset) },
+        headers: caller.headers,
+      });
       expect(response.statusCode).toBe(200);
     }
     for (const offset of [-2, 2]) {
       const caller = await signup(ctx.app);
       const secret = await setup(caller);
-      const response = await post(
-        '/me/totp/enable',
-        { code: totpCode(secret, ctx.clock.now(), offset) },
-        caller.headers,
-      );
+      const response = await api.post('/me/totp/enable', {
+        body: { code: totpCode(secret, ctx.clock.now(), offset) },
+        headers: caller.headers,
+      });
       expect(errorOf(response)).toMatchObject({ status: 400, code: 'invalid_totp_code' });
     }
   });
@@ -252,19 +256,17 @@ describe('two-step login', () => {
     expect(rows[0]?.tokenHash).not.toBe(data.pendingToken);
 
     const before = ctx.clock.now().getTime();
-    const second = await post(
-      '/auth/login/totp',
-      { pendingToken: data.pendingToken, code: totpCode(secret, ctx.clock.now()) },
-      {},
-      ip,
-    );
+    const second = await api.post('/auth/login/totp', {
+      body: { pendingToken: data.pendingToken, code: totpCode(secret, ctx.clock.now()) },
+      remoteAddress: ip,
+    });
     expect(second.statusCode).toBe(200);
     expect(second.json().data.user).toMatchObject({ id: caller.userId, totpEnabled: true });
     const lastLoginAt = Date.parse(second.json().data.user.lastLoginAt);
     expect(lastLoginAt).toBeGreaterThanOrEqual(before);
     expect(lastLoginAt).toBeLessThanOrEqual(ctx.clock.now().getTime());
     const cookie = sessionCookieOf(second.headers['set-cookie']);
-    const session = await ctx.app.inject({ method: 'GET', url: '/api/v1/auth/session', headers: { cookie } });
+    const session = await api.get('/auth/session', { headers: { cookie } });
     expect(session.statusCode).toBe(200);
     expect(session.json().data.principal.kind).toBe('session');
   });
@@ -275,10 +277,16 @@ describe('two-step login', () => {
     const pendingToken = await pendingTokenOf(caller, ip);
     const right = totpCode(secret, ctx.clock.now());
     const wrong = wrongTotpCode(secret, ctx.clock.now());
-    const response = await post('/auth/login/totp', { pendingToken, code: wrong }, {}, ip);
+    const response = await api.post('/auth/login/totp', {
+      body: { pendingToken, code: wrong },
+      remoteAddress: ip,
+    });
     expect(errorOf(response)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
     expect(response.headers['set-cookie']).toBeUndefined();
-    const retry = await post('/auth/login/totp', { pendingToken, code: right }, {}, ip);
+    const retry = await api.post('/auth/login/totp', {
+      body: { pendingToken, code: right },
+      remoteAddress: ip,
+    });
     expect(retry.statusCode).toBe(200);
   });
 
@@ -289,10 +297,16 @@ describe('two-step login', () => {
     const right = totpCode(secret, ctx.clock.now());
     const wrong = wrongTotpCode(secret, ctx.clock.now());
     for (let i = 0; i < 5; i += 1) {
-      const response = await post('/auth/login/totp', { pendingToken, code: wrong }, {}, ip);
+      const response = await api.post('/auth/login/totp', {
+        body: { pendingToken, code: wrong },
+        remoteAddress: ip,
+      });
       expect(errorOf(response)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
     }
-    const late = await post('/auth/login/totp', { pendingToken, code: right }, {}, ip);
+    const late = await api.post('/auth/login/totp', {
+      body: { pendingToken, code: right },
+      remoteAddress: ip,
+    });
     expect(errorOf(late)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
     expect(late.headers['set-cookie']).toBeUndefined();
   });
@@ -301,20 +315,16 @@ describe('two-step login', () => {
     const { caller, secret } = await enrolled();
     const ip = freshIp();
     const pendingToken = await pendingTokenOf(caller, ip);
-    const ok = await post(
-      '/auth/login/totp',
-      { pendingToken, code: totpCode(secret, ctx.clock.now()) },
-      {},
-      ip,
-    );
+    const ok = await api.post('/auth/login/totp', {
+      body: { pendingToken, code: totpCode(secret, ctx.clock.now()) },
+      remoteAddress: ip,
+    });
     expect(ok.statusCode).toBe(200);
     ctx.clock.advance(STEP);
-    const reused = await post(
-      '/auth/login/totp',
-      { pendingToken, code: totpCode(secret, ctx.clock.now()) },
-      {},
-      ip,
-    );
+    const reused = await api.post('/auth/login/totp', {
+      body: { pendingToken, code: totpCode(secret, ctx.clock.now()) },
+      remoteAddress: ip,
+    });
     expect(errorOf(reused)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
     expect(reused.headers['set-cookie']).toBeUndefined();
   });
@@ -324,32 +334,26 @@ describe('two-step login', () => {
     const ip = freshIp();
     const fresh = await pendingTokenOf(caller, ip);
     ctx.clock.advance(5 * 60_000 - 60_000); // a minute short, whatever a stalled machine adds
-    const inTime = await post(
-      '/auth/login/totp',
-      { pendingToken: fresh, code: totpCode(secret, ctx.clock.now()) },
-      {},
-      ip,
-    );
+    const inTime = await api.post('/auth/login/totp', {
+      body: { pendingToken: fresh, code: totpCode(secret, ctx.clock.now()) },
+      remoteAddress: ip,
+    });
     expect(inTime.statusCode).toBe(200);
     const stale = await pendingTokenOf(caller, ip);
     ctx.clock.advance(5 * 60_000 + 1000);
-    const late = await post(
-      '/auth/login/totp',
-      { pendingToken: stale, code: totpCode(secret, ctx.clock.now()) },
-      {},
-      ip,
-    );
+    const late = await api.post('/auth/login/totp', {
+      body: { pendingToken: stale, code: totpCode(secret, ctx.clock.now()) },
+      remoteAddress: ip,
+    });
     expect(errorOf(late)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
   });
 
   it('an unknown pending token is 401 invalid_totp_code', async () => {
     const { secret } = await enrolled();
-    const response = await post(
-      '/auth/login/totp',
-      { pendingToken: 'A'.repeat(43), code: totpCode(secret, ctx.clock.now()) },
-      {},
-      freshIp(),
-    );
+    const response = await api.post('/auth/login/totp', {
+      body: { pendingToken: 'A'.repeat(43), code: totpCode(secret, ctx.clock.now()) },
+      remoteAddress: freshIp(),
+    });
     expect(errorOf(response)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
   });
 
@@ -357,51 +361,43 @@ describe('two-step login', () => {
     const caller = await signup(ctx.app);
     const secret = await setup(caller);
     const enabling = totpCode(secret, ctx.clock.now());
-    expect((await post('/me/totp/enable', { code: enabling }, caller.headers)).statusCode).toBe(200);
+    expect(
+      (await api.post('/me/totp/enable', { body: { code: enabling }, headers: caller.headers })).statusCode,
+    ).toBe(200);
     const ip = freshIp();
     // Same step: the enabling code is spent.
-    const replayEnable = await post(
-      '/auth/login/totp',
-      { pendingToken: await pendingTokenOf(caller, ip), code: enabling },
-      {},
-      ip,
-    );
+    const replayEnable = await api.post('/auth/login/totp', {
+      body: { pendingToken: await pendingTokenOf(caller, ip), code: enabling },
+      remoteAddress: ip,
+    });
     expect(errorOf(replayEnable)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
     // 10 seconds on, still inside that code's step, the code is still refused.
     ctx.clock.advance(10_000);
-    const stillSpent = await post(
-      '/auth/login/totp',
-      { pendingToken: await pendingTokenOf(caller, ip), code: enabling },
-      {},
-      ip,
-    );
+    const stillSpent = await api.post('/auth/login/totp', {
+      body: { pendingToken: await pendingTokenOf(caller, ip), code: enabling },
+      remoteAddress: ip,
+    });
     expect(errorOf(stillSpent)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
     // The next step's code works once …
     ctx.clock.advance(STEP - 10_000);
     const code = totpCode(secret, ctx.clock.now());
-    const first = await post(
-      '/auth/login/totp',
-      { pendingToken: await pendingTokenOf(caller, ip), code },
-      {},
-      ip,
-    );
+    const first = await api.post('/auth/login/totp', {
+      body: { pendingToken: await pendingTokenOf(caller, ip), code },
+      remoteAddress: ip,
+    });
     expect(first.statusCode).toBe(200);
     // … and a second login with the same code (a fresh pending token) is refused.
-    const replay = await post(
-      '/auth/login/totp',
-      { pendingToken: await pendingTokenOf(caller, ip), code },
-      {},
-      ip,
-    );
+    const replay = await api.post('/auth/login/totp', {
+      body: { pendingToken: await pendingTokenOf(caller, ip), code },
+      remoteAddress: ip,
+    });
     expect(errorOf(replay)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
     expect(replay.headers['set-cookie']).toBeUndefined();
     // An older code (the previous step, inside the window) is refused too: steps only move forward.
-    const older = await post(
-      '/auth/login/totp',
-      { pendingToken: await pendingTokenOf(caller, ip), code: totpCode(secret, ctx.clock.now(), -1) },
-      {},
-      ip,
-    );
+    const older = await api.post('/auth/login/totp', {
+      body: { pendingToken: await pendingTokenOf(caller, ip), code: totpCode(secret, ctx.clock.now(), -1) },
+      remoteAddress: ip,
+    });
     expect(errorOf(older)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
   });
 
@@ -413,12 +409,10 @@ describe('two-step login', () => {
     let pendingToken = await pendingTokenOf(caller, ip);
     for (let i = 0; i < 10; i += 1) {
       if (i === 5) pendingToken = await pendingTokenOf(caller, ip);
-      const response = await post(
-        '/auth/login/totp',
-        { pendingToken, code: wrongTotpCode(secret, ctx.clock.now()) },
-        {},
-        ip,
-      );
+      const response = await api.post('/auth/login/totp', {
+        body: { pendingToken, code: wrongTotpCode(secret, ctx.clock.now()) },
+        remoteAddress: ip,
+      });
       expect(errorOf(response)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
     }
     // Locked out: the password step is refused …
@@ -427,20 +421,24 @@ describe('two-step login', () => {
     // … and a valid pending token with the right code gets no session either.
     const other = freshIp();
     const token = await pendingTokenOf(caller, other);
-    const locked = await post('/auth/login/totp', { pendingToken: token, code: right() }, {}, ip);
+    const locked = await api.post('/auth/login/totp', {
+      body: { pendingToken: token, code: right() },
+      remoteAddress: ip,
+    });
     expect(errorOf(locked)).toMatchObject({ status: 401, code: 'invalid_totp_code' });
     expect(locked.headers['set-cookie']).toBeUndefined();
     // The code was not spent by the refused attempt: the same token and code work from another IP.
-    const elsewhere = await post('/auth/login/totp', { pendingToken: token, code: right() }, {}, other);
+    const elsewhere = await api.post('/auth/login/totp', {
+      body: { pendingToken: token, code: right() },
+      remoteAddress: other,
+    });
     expect(elsewhere.statusCode).toBe(200);
     // After the window the IP may try again.
     ctx.clock.advance(15 * 60_000);
-    const later = await post(
-      '/auth/login/totp',
-      { pendingToken: await pendingTokenOf(caller, ip), code: right() },
-      {},
-      ip,
-    );
+    const later = await api.post('/auth/login/totp', {
+      body: { pendingToken: await pendingTokenOf(caller, ip), code: right() },
+      remoteAddress: ip,
+    });
     expect(later.statusCode).toBe(200);
   });
 
@@ -449,18 +447,20 @@ describe('two-step login', () => {
     const ip = freshIp();
     const pendingToken = await pendingTokenOf(caller, ip);
     await runAccountsCommand(ctx.deps, 'disable', { email: caller.email });
-    const response = await post(
-      '/auth/login/totp',
-      { pendingToken, code: totpCode(secret, ctx.clock.now()) },
-      {},
-      ip,
-    );
+    const response = await api.post('/auth/login/totp', {
+      body: { pendingToken, code: totpCode(secret, ctx.clock.now()) },
+      remoteAddress: ip,
+    });
     expect(errorOf(response)).toMatchObject({ status: 403, code: 'account_disabled' });
     expect(response.headers['set-cookie']).toBeUndefined();
   });
 
   it('validates the body with 400 validation_error', async () => {
-    const response = await post('/auth/login/totp', { code: '123456' }, {}, freshIp());
+    // Without the pendingToken the document requires: sent as written.
+    const response = await api.raw('POST', '/auth/login/totp', {
+      payload: { code: '123456' },
+      remoteAddress: freshIp(),
+    });
     expect(errorOf(response)).toMatchObject({ status: 400, code: 'validation_error' });
   });
 });
@@ -469,21 +469,22 @@ describe('TOTP disable', () => {
   it('needs the password (401 invalid_credentials) and a live code (400 invalid_totp_code); then login is one step again', async () => {
     const { caller, secret } = await enrolled();
     const code = totpCode(secret, ctx.clock.now());
-    const wrongPassword = await post(
-      '/me/totp/disable',
-      { password: 'Wrong-Password-1', code },
-      caller.headers,
-    );
+    const wrongPassword = await api.post('/me/totp/disable', {
+      body: { password: 'Wrong-Password-1', code },
+      headers: caller.headers,
+    });
     expect(errorOf(wrongPassword)).toMatchObject({ status: 401, code: 'invalid_credentials' });
-    const wrongCode = await post(
-      '/me/totp/disable',
-      { password: caller.password, code: wrongTotpCode(secret, ctx.clock.now()) },
-      caller.headers,
-    );
+    const wrongCode = await api.post('/me/totp/disable', {
+      body: { password: caller.password, code: wrongTotpCode(secret, ctx.clock.now()) },
+      headers: caller.headers,
+    });
     expect(errorOf(wrongCode)).toMatchObject({ status: 400, code: 'invalid_totp_code' });
     expect((await userRow(caller.userId)).totpEnabled).toBe(true);
 
-    const response = await post('/me/totp/disable', { password: caller.password, code }, caller.headers);
+    const response = await api.post('/me/totp/disable', {
+      body: { password: caller.password, code },
+      headers: caller.headers,
+    });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({ ok: true, data: { totpEnabled: false } });
     const row = await userRow(caller.userId);
@@ -498,30 +499,36 @@ describe('TOTP disable', () => {
   it('counts password attempts per account with POST /me/password: past 10 in 15 minutes, 429 even with the right one', async () => {
     const { caller, secret } = await enrolled();
     const changes = Array.from({ length: 5 }, (_, i) =>
-      post(
-        '/me/password',
-        { currentPassword: `Wrong-Guess-${i}a`, newPassword: 'Brand-New-Pass-2' },
-        caller.headers,
-      ),
+      api.post('/me/password', {
+        body: { currentPassword: `Wrong-Guess-${i}a`, newPassword: 'Brand-New-Pass-2' },
+        headers: caller.headers,
+      }),
     );
     for (const response of await Promise.all(changes)) expect(response.statusCode).toBe(401);
     for (let i = 0; i < 5; i += 1) {
-      const wrong = await post(
-        '/me/totp/disable',
-        { password: `Wrong-Guess-${i}b`, code: '000000' },
-        caller.headers,
-      );
+      const wrong = await api.post('/me/totp/disable', {
+        body: { password: `Wrong-Guess-${i}b`, code: '000000' },
+        headers: caller.headers,
+      });
       expect(errorOf(wrong)).toMatchObject({ status: 401, code: 'invalid_credentials' });
     }
     const code = totpCode(secret, ctx.clock.now());
-    const limited = await post('/me/totp/disable', { password: caller.password, code }, caller.headers);
+    const limited = await api.post('/me/totp/disable', {
+      body: { password: caller.password, code },
+      headers: caller.headers,
+    });
     expect(errorOf(limited)).toMatchObject({ status: 429, code: 'rate_limited' });
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect((await userRow(caller.userId)).totpEnabled).toBe(true);
     ctx.clock.advance(15 * 60_000);
     const later = totpCode(secret, ctx.clock.now());
     expect(
-      (await post('/me/totp/disable', { password: caller.password, code: later }, caller.headers)).statusCode,
+      (
+        await api.post('/me/totp/disable', {
+          body: { password: caller.password, code: later },
+          headers: caller.headers,
+        })
+      ).statusCode,
     ).toBe(200);
   });
 
@@ -529,25 +536,30 @@ describe('TOTP disable', () => {
     const caller = await signup(ctx.app);
     const secret = await setup(caller);
     const code = totpCode(secret, ctx.clock.now());
-    expect((await post('/me/totp/enable', { code }, caller.headers)).statusCode).toBe(200);
-    const replay = await post('/me/totp/disable', { password: caller.password, code }, caller.headers);
+    expect((await api.post('/me/totp/enable', { body: { code }, headers: caller.headers })).statusCode).toBe(
+      200,
+    );
+    const replay = await api.post('/me/totp/disable', {
+      body: { password: caller.password, code },
+      headers: caller.headers,
+    });
     expect(errorOf(replay)).toMatchObject({ status: 400, code: 'invalid_totp_code' });
   });
 
   it('answers 400 totp_not_configured when 2FA is off', async () => {
     const caller = await signup(ctx.app);
-    const response = await post(
-      '/me/totp/disable',
-      { password: caller.password, code: '123456' },
-      caller.headers,
-    );
+    const response = await api.post('/me/totp/disable', {
+      body: { password: caller.password, code: '123456' },
+      headers: caller.headers,
+    });
     expect(errorOf(response)).toMatchObject({ status: 400, code: 'totp_not_configured' });
   });
 
   it('requires both password and code (400 validation_error)', async () => {
     const { caller } = await enrolled();
     for (const body of [{ password: caller.password }, { code: '123456' }, {}]) {
-      const response = await post('/me/totp/disable', body, caller.headers);
+      // Bodies the document refuses: sent as written.
+      const response = await api.raw('POST', '/me/totp/disable', { payload: body, headers: caller.headers });
       expect(errorOf(response)).toMatchObject({ status: 400, code: 'validation_error' });
     }
   });
@@ -562,14 +574,15 @@ describe('session only', () => {
       ['/me/totp/enable', { code: '123456' }],
       ['/me/totp/disable', { password: caller.password, code: '123456' }],
     ] as const) {
-      const response = await post(url, body, headers);
+      // A table of routes: each sent as written.
+      const response = await api.raw('POST', url, { payload: body, headers });
       expect(errorOf(response)).toMatchObject({ status: 403, code: 'session_required' });
     }
     expect((await userRow(caller.userId)).totpPendingSecretSealed).toBeNull();
   });
 
   it('answers 401 unauthenticated without a credential', async () => {
-    const response = await post('/me/totp/setup', undefined);
+    const response = await api.post('/me/totp/setup');
     expect(errorOf(response)).toMatchObject({ status: 401, code: 'unauthenticated' });
   });
 });
