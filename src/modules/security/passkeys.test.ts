@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiOf } from '../../../test/api.ts';
 import {
   apiKeyOf,
   type Caller,
@@ -12,9 +13,10 @@ import {
 } from '../../../test/harness.ts';
 import { passkeys } from '../../db/schema/index.ts';
 import { runAccountsCommand } from '../accounts/accounts.cli.ts';
-import { type CeremonyOverrides, cookieOf, SoftwareAuthenticator } from './testkit.ts';
+import { type AssertionJSON, type CeremonyOverrides, cookieOf, SoftwareAuthenticator } from './testkit.ts';
 
 let ctx: TestContext;
+const api = apiOf(() => ctx.app);
 let origin: string;
 beforeAll(async () => {
   ctx = await createTestContext();
@@ -35,18 +37,8 @@ function withCookies(...cookies: (string | undefined)[]): Record<string, string>
   return present.length ? { cookie: present.join('; ') } : {};
 }
 
-function post(url: string, payload: unknown, headers: Record<string, string> = {}, ip?: string) {
-  return ctx.app.inject({
-    method: 'POST',
-    url: `/api/v1${url}`,
-    headers,
-    ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
-    ...(ip ? { remoteAddress: ip } : {}),
-  });
-}
-
 async function registrationOptions(caller: Caller) {
-  const response = await post('/me/passkeys/options', undefined, caller.headers);
+  const response = await api.post('/me/passkeys/options', { headers: caller.headers });
   expect(response.statusCode).toBe(200);
   const cookie = cookieOf(response.headers['set-cookie'], CHALLENGE_COOKIE);
   expect(cookie).toBeDefined();
@@ -61,11 +53,10 @@ async function register(
   const issued = await registrationOptions(caller);
   const cookie = options.cookie === undefined ? issued.cookie : (options.cookie ?? undefined);
   const credential = authenticator.register(issued.options, options.overrides);
-  return post(
-    '/me/passkeys/register',
-    { credential, ...(options.deviceName ? { deviceName: options.deviceName } : {}) },
-    { cookie: [caller.headers.cookie, cookie].filter(Boolean).join('; ') },
-  );
+  return api.post('/me/passkeys/register', {
+    body: { credential, ...(options.deviceName ? { deviceName: options.deviceName } : {}) },
+    headers: { cookie: [caller.headers.cookie, cookie].filter(Boolean).join('; ') },
+  });
 }
 
 async function enrolled(deviceName = 'Laptop') {
@@ -77,15 +68,22 @@ async function enrolled(deviceName = 'Laptop') {
 }
 
 async function loginOptions(ip: string, email?: string) {
-  const response = await post('/auth/passkey/options', email === undefined ? {} : { email }, {}, ip);
+  const response = await api.post('/auth/passkey/options', {
+    body: email === undefined ? {} : { email },
+    remoteAddress: ip,
+  });
   expect(response.statusCode).toBe(200);
   const cookie = cookieOf(response.headers['set-cookie'], CHALLENGE_COOKIE);
   expect(cookie).toBeDefined();
   return { options: response.json().data.options, cookie: cookie as string, response };
 }
 
-function passkeyLogin(credential: unknown, cookie: string | undefined, ip: string) {
-  return post('/auth/passkey/login', { credential }, withCookies(cookie), ip);
+function passkeyLogin(credential: AssertionJSON, cookie: string | undefined, ip: string) {
+  return api.post('/auth/passkey/login', {
+    body: { credential },
+    headers: withCookies(cookie),
+    remoteAddress: ip,
+  });
 }
 
 async function storedPasskey(id: string) {
@@ -154,12 +152,12 @@ describe('passkey registration', () => {
     const row = await storedPasskey(passkey.id);
     expect(row).toMatchObject({ userId: caller.userId, credentialId: authenticator.id, counter: 0 });
 
-    const list = await ctx.app.inject({ method: 'GET', url: '/api/v1/me/passkeys', headers: caller.headers });
+    const list = await api.get('/me/passkeys', { headers: caller.headers });
     expect(list.statusCode).toBe(200);
     expect(list.json()).toEqual({ ok: true, data: { passkeys: [passkey] } });
     // Either credential may list.
     const { headers } = await apiKeyOf(ctx.app, caller);
-    const byKey = await ctx.app.inject({ method: 'GET', url: '/api/v1/me/passkeys', headers });
+    const byKey = await api.get('/me/passkeys', { headers });
     expect(byKey.json().data.passkeys).toEqual([passkey]);
   });
 
@@ -169,7 +167,7 @@ describe('passkey registration', () => {
     expect(response.statusCode).toBe(201);
     expect(response.json().data.passkey.deviceName).toBeNull();
     const other = await enrolled();
-    const list = await ctx.app.inject({ method: 'GET', url: '/api/v1/me/passkeys', headers: caller.headers });
+    const list = await api.get('/me/passkeys', { headers: caller.headers });
     expect(list.json().data.passkeys.map((p: { id: string }) => p.id)).toEqual([
       response.json().data.passkey.id,
     ]);
@@ -209,20 +207,18 @@ describe('passkey registration', () => {
     ];
     for (const variant of variants) {
       const credential = new SoftwareAuthenticator(origin).register(options);
-      const response = await post(
-        '/me/passkeys/register',
-        { credential },
-        { cookie: `${caller.headers.cookie}; ${CHALLENGE_COOKIE}=${encodeURIComponent(variant)}` },
-      );
+      const response = await api.post('/me/passkeys/register', {
+        body: { credential },
+        headers: { cookie: `${caller.headers.cookie}; ${CHALLENGE_COOKIE}=${encodeURIComponent(variant)}` },
+      });
       expect(errorOf(response)).toMatchObject({ status: 400, code: 'invalid_challenge' });
     }
     // The genuine cookie still works afterwards.
     const credential = new SoftwareAuthenticator(origin).register(options);
-    const genuine = await post(
-      '/me/passkeys/register',
-      { credential },
-      { cookie: `${caller.headers.cookie}; ${cookie}` },
-    );
+    const genuine = await api.post('/me/passkeys/register', {
+      body: { credential },
+      headers: { cookie: `${caller.headers.cookie}; ${cookie}` },
+    });
     expect(genuine.statusCode).toBe(201);
   });
 
@@ -230,19 +226,17 @@ describe('passkey registration', () => {
     const caller = await signup(ctx.app);
     const { options, cookie } = await registrationOptions(caller);
     const headers = { cookie: `${caller.headers.cookie}; ${cookie}` };
-    const first = await post(
-      '/me/passkeys/register',
-      { credential: new SoftwareAuthenticator(origin).register(options) },
+    const first = await api.post('/me/passkeys/register', {
+      body: { credential: new SoftwareAuthenticator(origin).register(options) },
       headers,
-    );
+    });
     expect(first.statusCode).toBe(201);
-    const second = await post(
-      '/me/passkeys/register',
-      { credential: new SoftwareAuthenticator(origin).register(options) },
+    const second = await api.post('/me/passkeys/register', {
+      body: { credential: new SoftwareAuthenticator(origin).register(options) },
       headers,
-    );
+    });
     expect(errorOf(second)).toMatchObject({ status: 400, code: 'invalid_challenge' });
-    const list = await ctx.app.inject({ method: 'GET', url: '/api/v1/me/passkeys', headers: caller.headers });
+    const list = await api.get('/me/passkeys', { headers: caller.headers });
     expect(list.json().data.passkeys).toHaveLength(1);
   });
 
@@ -250,17 +244,17 @@ describe('passkey registration', () => {
     const caller = await signup(ctx.app);
     const { options, cookie } = await registrationOptions(caller);
     const headers = { cookie: `${caller.headers.cookie}; ${cookie}` };
-    const bad = await post(
-      '/me/passkeys/register',
-      { credential: new SoftwareAuthenticator(origin).register(options, { challenge: 'A'.repeat(43) }) },
+    const bad = await api.post('/me/passkeys/register', {
+      body: {
+        credential: new SoftwareAuthenticator(origin).register(options, { challenge: 'A'.repeat(43) }),
+      },
       headers,
-    );
+    });
     expect(errorOf(bad)).toMatchObject({ status: 400, code: 'passkey_verification_failed' });
-    const retry = await post(
-      '/me/passkeys/register',
-      { credential: new SoftwareAuthenticator(origin).register(options) },
+    const retry = await api.post('/me/passkeys/register', {
+      body: { credential: new SoftwareAuthenticator(origin).register(options) },
       headers,
-    );
+    });
     expect(errorOf(retry)).toMatchObject({ status: 400, code: 'invalid_challenge' });
   });
 
@@ -268,28 +262,22 @@ describe('passkey registration', () => {
     const alice = await signup(ctx.app);
     const mallory = await signup(ctx.app);
     const { options, cookie } = await registrationOptions(alice);
-    const response = await post(
-      '/me/passkeys/register',
-      { credential: new SoftwareAuthenticator(origin).register(options) },
-      { cookie: `${mallory.headers.cookie}; ${cookie}` },
-    );
-    expect(errorOf(response)).toMatchObject({ status: 400, code: 'invalid_challenge' });
-    const list = await ctx.app.inject({
-      method: 'GET',
-      url: '/api/v1/me/passkeys',
-      headers: mallory.headers,
+    const response = await api.post('/me/passkeys/register', {
+      body: { credential: new SoftwareAuthenticator(origin).register(options) },
+      headers: { cookie: `${mallory.headers.cookie}; ${cookie}` },
     });
+    expect(errorOf(response)).toMatchObject({ status: 400, code: 'invalid_challenge' });
+    const list = await api.get('/me/passkeys', { headers: mallory.headers });
     expect(list.json().data.passkeys).toEqual([]);
   });
 
   it('answers 400 invalid_challenge for a login challenge cookie', async () => {
     const caller = await signup(ctx.app);
     const { options, cookie } = await loginOptions(freshIp());
-    const response = await post(
-      '/me/passkeys/register',
-      { credential: new SoftwareAuthenticator(origin).register(options) },
-      { cookie: `${caller.headers.cookie}; ${cookie}` },
-    );
+    const response = await api.post('/me/passkeys/register', {
+      body: { credential: new SoftwareAuthenticator(origin).register(options) },
+      headers: { cookie: `${caller.headers.cookie}; ${cookie}` },
+    });
     expect(errorOf(response)).toMatchObject({ status: 400, code: 'invalid_challenge' });
   });
 
@@ -297,11 +285,10 @@ describe('passkey registration', () => {
     const caller = await signup(ctx.app);
     const { options, cookie } = await registrationOptions(caller);
     ctx.clock.advance(FIVE_MINUTES + 1000);
-    const response = await post(
-      '/me/passkeys/register',
-      { credential: new SoftwareAuthenticator(origin).register(options) },
-      { cookie: `${caller.headers.cookie}; ${cookie}` },
-    );
+    const response = await api.post('/me/passkeys/register', {
+      body: { credential: new SoftwareAuthenticator(origin).register(options) },
+      headers: { cookie: `${caller.headers.cookie}; ${cookie}` },
+    });
     expect(errorOf(response)).toMatchObject({ status: 400, code: 'challenge_expired' });
   });
 
@@ -315,7 +302,7 @@ describe('passkey registration', () => {
       overrides: { rpId: 'evil.example' },
     });
     expect(errorOf(forEvilRp)).toMatchObject({ status: 400, code: 'invalid_host' });
-    const list = await ctx.app.inject({ method: 'GET', url: '/api/v1/me/passkeys', headers: caller.headers });
+    const list = await api.get('/me/passkeys', { headers: caller.headers });
     expect(list.json().data.passkeys).toEqual([]);
   });
 
@@ -336,11 +323,11 @@ describe('passkey registration', () => {
   it('validates the body with 400 validation_error', async () => {
     const caller = await signup(ctx.app);
     const { cookie } = await registrationOptions(caller);
-    const response = await post(
-      '/me/passkeys/register',
-      { deviceName: 'x' },
-      { cookie: `${caller.headers.cookie}; ${cookie}` },
-    );
+    // Without the credential the document requires: sent as written.
+    const response = await api.raw('POST', '/me/passkeys/register', {
+      payload: { deviceName: 'x' },
+      headers: { cookie: `${caller.headers.cookie}; ${cookie}` },
+    });
     expect(errorOf(response)).toMatchObject({ status: 400, code: 'validation_error' });
   });
 });
@@ -349,17 +336,20 @@ describe('session only', () => {
   it('options and register answer 403 session_required to an API key', async () => {
     const caller = await signup(ctx.app);
     const { headers } = await apiKeyOf(ctx.app, caller);
-    const options = await post('/me/passkeys/options', undefined, headers);
+    const options = await api.post('/me/passkeys/options', { headers });
     expect(errorOf(options)).toMatchObject({ status: 403, code: 'session_required' });
     expect(cookieOf(options.headers['set-cookie'], CHALLENGE_COOKIE)).toBeUndefined();
     const { options: real, cookie } = await registrationOptions(caller);
     const credential = new SoftwareAuthenticator(origin).register(real);
-    const registered = await post('/me/passkeys/register', { credential }, { ...headers, cookie });
+    const registered = await api.post('/me/passkeys/register', {
+      body: { credential },
+      headers: { ...headers, cookie },
+    });
     expect(errorOf(registered)).toMatchObject({ status: 403, code: 'session_required' });
   });
 
   it('answers 401 unauthenticated without a credential', async () => {
-    const response = await ctx.app.inject({ method: 'GET', url: '/api/v1/me/passkeys' });
+    const response = await api.get('/me/passkeys');
     expect(errorOf(response)).toMatchObject({ status: 401, code: 'unauthenticated' });
   });
 });
@@ -390,7 +380,7 @@ describe('passkey login', () => {
     const named = await loginOptions(ip, caller.email);
     const response = await passkeyLogin(authenticator.assert(named.options), named.cookie, ip);
     expect(response.json().data.user.id).toBe(caller.userId);
-    const noBody = await post('/auth/passkey/options', undefined, {}, freshIp());
+    const noBody = await api.post('/auth/passkey/options', { remoteAddress: freshIp() });
     expect(noBody.statusCode).toBe(200);
   });
 
@@ -402,16 +392,12 @@ describe('passkey login', () => {
     expect(response.statusCode).toBe(200);
     expect(response.json().data.user).toMatchObject({ id: caller.userId, email: caller.email });
     const session = sessionCookieOf(response.headers['set-cookie']);
-    const who = await ctx.app.inject({
-      method: 'GET',
-      url: '/api/v1/auth/session',
-      headers: { cookie: session },
-    });
+    const who = await api.get('/auth/session', { headers: { cookie: session } });
     expect(who.json().data.user.id).toBe(caller.userId);
     const row = await storedPasskey(passkey.id);
     expect(row.counter).toBe(1);
     expect(row.lastUsedAt).not.toBeNull();
-    const list = await ctx.app.inject({ method: 'GET', url: '/api/v1/me/passkeys', headers: caller.headers });
+    const list = await api.get('/me/passkeys', { headers: caller.headers });
     expect(list.json().data.passkeys[0].lastUsedAt).toBe(row.lastUsedAt?.toISOString());
 
     // Discoverable flow: options without an email.
@@ -542,7 +528,10 @@ describe('passkey login', () => {
     expect(errorOf(locked)).toMatchObject({ status: 401, code: 'passkey_verification_failed' });
     expect(cookieOf(locked.headers['set-cookie'], 'svc_session')).toBeUndefined();
     // The password login shares the limit.
-    const password = await post('/auth/login', { email: caller.email, password: caller.password }, {}, ip);
+    const password = await api.post('/auth/login', {
+      body: { email: caller.email, password: caller.password },
+      remoteAddress: ip,
+    });
     expect(errorOf(password)).toMatchObject({ status: 401, code: 'invalid_credentials' });
     // Another IP is unaffected.
     const elsewhere = await loginOptions(freshIp());
@@ -555,14 +544,19 @@ describe('passkey login', () => {
   it('validates the body with 400 validation_error', async () => {
     const ip = freshIp();
     const { cookie } = await loginOptions(ip);
-    const response = await post('/auth/passkey/login', { credential: { id: 'x' } }, withCookies(cookie), ip);
+    // A credential without what the document requires of one: sent as written.
+    const response = await api.raw('POST', '/auth/passkey/login', {
+      payload: { credential: { id: 'x' } },
+      headers: withCookies(cookie),
+      remoteAddress: ip,
+    });
     expect(errorOf(response)).toMatchObject({ status: 400, code: 'validation_error' });
   });
 });
 
 describe('OpenAPI', () => {
   it('documents every security route with its tag', async () => {
-    const response = await ctx.app.inject({ method: 'GET', url: '/api/v1/openapi.json' });
+    const response = await api.raw('GET', '/openapi.json');
     const paths = response.json().paths as Record<
       string,
       Record<string, { tags?: string[]; requestBody?: unknown }>
