@@ -220,12 +220,17 @@ export function apiOf(
   });
 }
 
-/** The envelope's `data` of a success; any other answer fails with its request, status and body. */
-export function dataOf(response: ApiResponse) {
+/** The response itself when it is a success; any other answer fails with its request, status and body. */
+export function successOf<R extends ApiResponse>(response: R): R {
   if (response.statusCode >= 300) {
     const request = (response as { raw?: { req?: { method?: string; url?: string } } }).raw?.req;
     const sent = request ? `${request.method} ${request.url}: ` : '';
     throw new Error(`${sent}${response.statusCode} ${response.body}`);
   }
-  return response.json().data;
+  return response;
+}
+
+/** The envelope's `data` of a success; any other answer fails with its request, status and body. */
+export function dataOf(response: ApiResponse) {
+  return successOf(response).json().data;
 }
