@@ -25,6 +25,7 @@ import { deliverDueEmails } from '../../src/modules/notifications/notifications.
 import { cookieOf, SoftwareAuthenticator, totpCode } from '../../src/modules/security/testkit.ts';
 import { closeDeps, createDeps } from '../../src/runtime.ts';
 import { startWorker } from '../../src/worker/worker.ts';
+import { apiOf, successOf } from '../api.ts';
 import { openTestDatabase, sessionCookieOf, waitForStatus } from '../harness.ts';
 import { decodeWalletKeyNota, webCryptoDecrypt, webCryptoNota } from '../wallet-key-nota.ts';
 import { RECIPIENT, UNLIMITED_ENV } from './fixture.ts';
@@ -117,6 +118,7 @@ const secrets: Secret[] = [];
 /** Written on purpose, to prove the scans find what is there. */
 const PLANTED = `planted-${randomBytes(8).toString('hex')}`;
 let app: App;
+const api = apiOf(() => app);
 let deps: Deps;
 let clock: ManualClock;
 let stopWorker: (() => Promise<void>) | null = null;
@@ -125,22 +127,6 @@ let storedRows: Buffer | null = null;
 
 function remember(name: string, ...forms: string[]): void {
   secrets.push({ name, forms });
-}
-
-async function call(method: string, url: string, headers: Record<string, string> = {}, payload?: unknown) {
-  return app.inject({
-    method: method as 'GET',
-    url: `/api/v1${url}`,
-    headers,
-    ...(payload === undefined ? {} : { payload: payload as object }),
-  });
-}
-
-async function ok(method: string, url: string, headers: Record<string, string>, payload?: unknown) {
-  const response = await call(method, url, headers, payload);
-  if (response.statusCode >= 300)
-    throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`);
-  return response;
 }
 
 /** A session cookie's token, and the cookie as sent. */
@@ -152,12 +138,12 @@ function rememberSession(name: string, setCookie: string | string[] | undefined)
 
 async function signupAs(name: string, email: string, password: string): Promise<Record<string, string>> {
   remember(`password of ${name}`, password);
-  const response = await ok('POST', '/auth/signup', {}, { email, password, name });
+  const response = successOf(await api.post('/auth/signup', { body: { email, password, name } }));
   return rememberSession(name, response.headers['set-cookie']);
 }
 
 async function keyOf(name: string, session: Record<string, string>, label: string) {
-  const response = await ok('POST', '/keys', session, { name: label });
+  const response = successOf(await api.post('/keys', { body: { name: label }, headers: session }));
   const { plaintext, key } = response.json().data;
   remember(`API key ${label} of ${name}`, plaintext);
   return { headers: { authorization: `Bearer ${plaintext}` }, id: key.id as string };
@@ -165,12 +151,17 @@ async function keyOf(name: string, session: Record<string, string>, label: strin
 
 async function letterWithMemo(session: Record<string, string>, walletId: string, memo: string) {
   remember(`memo "${memo}"`, memo);
-  const response = await ok('POST', '/transfer/letter', session, {
-    walletId,
-    amount: '2',
-    memo,
-    recipient: RECIPIENT,
-  });
+  const response = successOf(
+    await api.post('/transfer/letter', {
+      body: {
+        walletId,
+        amount: '2',
+        memo,
+        recipient: RECIPIENT,
+      },
+      headers: session,
+    }),
+  );
   const letter = response.json().data.letter;
   remember(
     `claim code of the letter with memo "${memo}"`,
@@ -221,109 +212,117 @@ beforeAll(async () => {
   let alice = await signupAs('Alice', 'alice-scan@example.com', 'Alice-Password-2718');
   const bob = await signupAs('Bob', 'bob-scan@example.com', 'Bob-Password-31415');
   remember('a wrong password', 'Wrong-Password-27182818');
-  await call(
-    'POST',
-    '/auth/login',
-    {},
-    { email: 'alice-scan@example.com', password: 'Wrong-Password-27182818' },
-  );
-  const login = await ok(
-    'POST',
-    '/auth/login',
-    {},
-    { email: 'alice-scan@example.com', password: 'Alice-Password-2718' },
+  await api.post('/auth/login', {
+    body: { email: 'alice-scan@example.com', password: 'Wrong-Password-27182818' },
+  });
+  const login = successOf(
+    await api.post('/auth/login', {
+      body: { email: 'alice-scan@example.com', password: 'Alice-Password-2718' },
+    }),
   );
   alice = rememberSession('Alice (login)', login.headers['set-cookie']);
   // A body cut short with a password in it: invalid JSON, which must not be logged as it came.
-  await app.inject({
-    method: 'POST',
-    url: '/api/v1/auth/login',
+  await api.raw('POST', '/auth/login', {
     headers: { 'content-type': 'application/json' },
     payload: '{"email":"alice-scan@example.com","password":"Alice-Password-2718"',
   });
 
   // TOTP: setup, enable, a two-step login.
-  const setup = (await ok('POST', '/me/totp/setup', alice)).json().data;
+  const setup = successOf(await api.post('/me/totp/setup', { headers: alice })).json().data;
   remember('TOTP secret of Alice', setup.secret, setup.otpauthUrl);
-  const enabled = await ok('POST', '/me/totp/enable', alice, { code: totpCode(setup.secret, clock.now()) });
+  const enabled = successOf(
+    await api.post('/me/totp/enable', {
+      body: { code: totpCode(setup.secret, clock.now()) },
+      headers: alice,
+    }),
+  );
   const recoveryCodes = enabled.json().data.recoveryCodes as string[];
   for (const [i, code] of recoveryCodes.entries())
     remember(`recovery code ${i} of Alice`, code, code.replaceAll('-', ''));
   clock.advance(30_000);
-  const first = await ok(
-    'POST',
-    '/auth/login',
-    {},
-    { email: 'alice-scan@example.com', password: 'Alice-Password-2718' },
+  const first = successOf(
+    await api.post('/auth/login', {
+      body: { email: 'alice-scan@example.com', password: 'Alice-Password-2718' },
+    }),
   );
   const pendingToken = first.json().data.pendingToken as string;
   remember('TOTP pending token of Alice', pendingToken);
-  await call('POST', '/auth/login/totp', {}, { pendingToken: `${pendingToken}x`, code: '000000' });
-  const second = await ok(
-    'POST',
-    '/auth/login/totp',
-    {},
-    { pendingToken, code: totpCode(setup.secret, clock.now()) },
+  await api.post('/auth/login/totp', { body: { pendingToken: `${pendingToken}x`, code: '000000' } });
+  const second = successOf(
+    await api.post('/auth/login/totp', { body: { pendingToken, code: totpCode(setup.secret, clock.now()) } }),
   );
   alice = rememberSession('Alice (TOTP login)', second.headers['set-cookie']);
   // A login with a recovery code, and a second try with the same (spent) code.
   for (let attempt = 0; attempt < 2; attempt++) {
-    const step = await ok(
-      'POST',
-      '/auth/login',
-      {},
-      { email: 'alice-scan@example.com', password: 'Alice-Password-2718' },
+    const step = successOf(
+      await api.post('/auth/login', {
+        body: { email: 'alice-scan@example.com', password: 'Alice-Password-2718' },
+      }),
     );
     const token = step.json().data.pendingToken as string;
     remember(`TOTP pending token of Alice (recovery ${attempt})`, token);
-    const recovered = await call(
-      'POST',
-      '/auth/login/totp',
-      {},
-      { pendingToken: token, code: recoveryCodes[0] },
-    );
+    const recovered = await api.post('/auth/login/totp', {
+      body: { pendingToken: token, code: recoveryCodes[0] as string },
+    });
     if (attempt === 0) rememberSession('Alice (recovery code login)', recovered.headers['set-cookie']);
   }
 
   // A passkey: registration, then a login with it.
   const authenticator = new SoftwareAuthenticator(config.publicOrigin);
-  const creation = await ok('POST', '/me/passkeys/options', alice);
+  const creation = successOf(await api.post('/me/passkeys/options', { headers: alice }));
   const challenge = cookieOf(creation.headers['set-cookie'], 'svc_webauthn') as string;
-  await ok(
-    'POST',
-    '/me/passkeys/register',
-    { cookie: `${alice.cookie}; ${challenge}` },
-    { credential: authenticator.register(creation.json().data.options), deviceName: 'Scanner laptop' },
+  successOf(
+    await api.post('/me/passkeys/register', {
+      body: {
+        credential: authenticator.register(creation.json().data.options),
+        deviceName: 'Scanner laptop',
+      },
+      headers: { cookie: `${alice.cookie}; ${challenge}` },
+    }),
   );
-  const assertion = await ok('POST', '/auth/passkey/options', {}, {});
-  const passkeyLogin = await ok(
-    'POST',
-    '/auth/passkey/login',
-    { cookie: cookieOf(assertion.headers['set-cookie'], 'svc_webauthn') as string },
-    { credential: authenticator.assert(assertion.json().data.options) },
+  const assertion = successOf(await api.post('/auth/passkey/options', { body: {} }));
+  const passkeyLogin = successOf(
+    await api.post('/auth/passkey/login', {
+      body: { credential: authenticator.assert(assertion.json().data.options) },
+      headers: { cookie: cookieOf(assertion.headers['set-cookie'], 'svc_webauthn') as string },
+    }),
   );
   rememberSession('Alice (passkey login)', passkeyLogin.headers['set-cookie']);
 
   // API keys: create, use, revoke, use after revocation.
   const revoked = await keyOf('Alice', alice, 'revoked');
-  await ok('GET', '/me', revoked.headers);
-  await ok('DELETE', `/keys/${revoked.id}`, alice);
-  await call('GET', '/me', revoked.headers);
+  successOf(await api.get('/me', { headers: revoked.headers }));
+  successOf(await api.delete('/keys/{id}', { params: { id: revoked.id }, headers: alice }));
+  await api.get('/me', { headers: revoked.headers });
   // Webhook signing secrets: at creation and at rotation (both sign for a while, both are sealed at rest).
-  const webhook = (await ok('POST', '/webhooks', alice, { url: 'https://hooks.example.com/in' })).json().data;
+  const webhook = successOf(
+    await api.post('/webhooks', { body: { url: 'https://hooks.example.com/in' }, headers: alice }),
+  ).json().data;
   remember('webhook secret of Alice', webhook.secret);
-  const rotated = await ok('POST', `/webhooks/${webhook.endpoint.id}/rotate-secret`, alice);
+  const rotated = successOf(
+    await api.post('/webhooks/{id}/rotate-secret', { params: { id: webhook.endpoint.id }, headers: alice }),
+  );
   remember('rotated webhook secret of Alice', rotated.json().data.secret);
   const key = await keyOf('Alice', alice, 'working');
-  await call('GET', '/me', { cookie: 'svc_session=not-a-session' });
+  await api.get('/me', { headers: { cookie: 'svc_session=not-a-session' } });
 
   // Wallets: create, export, import a key made outside.
-  const wallet = (await ok('POST', '/wallets', key.headers, { type: 'CUSTODIAL' })).json().data.wallet;
-  const bobWallet = (await ok('POST', '/wallets', bob, { type: 'CUSTODIAL' })).json().data.wallet;
+  const wallet = successOf(
+    await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: key.headers }),
+  ).json().data.wallet;
+  const bobWallet = successOf(
+    await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: bob }),
+  ).json().data.wallet;
   remember('export passphrase', 'export passphrase 1618033');
-  const exported = await ok('POST', `/wallets/${wallet.id}/export`, alice, {
-    passphrase: 'export passphrase 1618033',
-  });
+  const exported = successOf(
+    await api.post('/wallets/{id}/export', {
+      params: { id: wallet.id },
+      body: {
+        passphrase: 'export passphrase 1618033',
+      },
+      headers: alice,
+    }),
+  );
   const exportedKey = await webCryptoDecrypt(
     decodeWalletKeyNota(exported.json().data.nota),
     'export passphrase 1618033',
@@ -333,53 +332,96 @@ beforeAll(async () => {
   remember('custodial key imported', outside.slice(2), outside);
   remember('import passphrase', 'import passphrase 1414213');
   remember('a wrong import passphrase', 'wrong import passphrase 2236067');
-  await call('POST', '/wallets/import', alice, {
-    nota: await webCryptoNota(generatePrivateKey(), 'import passphrase 1414213'),
-    passphrase: 'wrong import passphrase 2236067',
+  await api.post('/wallets/import', {
+    body: {
+      nota: await webCryptoNota(generatePrivateKey(), 'import passphrase 1414213'),
+      passphrase: 'wrong import passphrase 2236067',
+    },
+    headers: alice,
   });
-  await call('POST', `/wallets/${wallet.id}/export`, key.headers, {
-    passphrase: 'export passphrase 1618033',
+  await api.post('/wallets/{id}/export', {
+    params: { id: wallet.id },
+    body: {
+      passphrase: 'export passphrase 1618033',
+    },
+    headers: key.headers,
   });
-  await ok('POST', '/wallets/import', alice, {
-    nota: await webCryptoNota(outside, 'import passphrase 1414213'),
-    passphrase: 'import passphrase 1414213',
-    label: 'Imported',
-  });
+  successOf(
+    await api.post('/wallets/import', {
+      body: {
+        nota: await webCryptoNota(outside, 'import passphrase 1414213'),
+        passphrase: 'import passphrase 1414213',
+        label: 'Imported',
+      },
+      headers: alice,
+    }),
+  );
 
   // Money: fund, mint, a confidential transfer.
-  const fund = await ok('POST', '/fund', key.headers, { walletId: wallet.id, amount: '100' });
+  const fund = successOf(
+    await api.post('/fund', { body: { walletId: wallet.id, amount: '100' }, headers: key.headers }),
+  );
   await waitForStatus(app, key.headers, fund.json().data.transaction.id, ['CONFIRMED']);
-  const mint = await ok('POST', '/mint', key.headers, { walletId: wallet.id, amount: '50' });
+  const mint = successOf(
+    await api.post('/mint', { body: { walletId: wallet.id, amount: '50' }, headers: key.headers }),
+  );
   await waitForStatus(app, key.headers, mint.json().data.transaction.id, ['CONFIRMED']);
-  const transfer = await ok('POST', '/transfer', key.headers, {
-    walletId: wallet.id,
-    to: bobWallet.address,
-    amount: '1',
-  });
+  const transfer = successOf(
+    await api.post('/transfer', {
+      body: {
+        walletId: wallet.id,
+        to: bobWallet.address,
+        amount: '1',
+      },
+      headers: key.headers,
+    }),
+  );
   await waitForStatus(app, key.headers, transfer.json().data.transaction.id, ['CONFIRMED']);
 
   // Letters: one claimed (its PDF fetched, previewed with its code in the query), one voided.
   const claimed = await letterWithMemo(key.headers, wallet.id, 'memo for the engines 5772156');
-  await ok('GET', `/transfer/letter/${claimed.id}/pdf`, key.headers);
-  await ok('GET', `/transfer/letter/preview?code=${encodeURIComponent(claimed.claimCode)}`, {});
-  await call('POST', '/transfer/letter/claim', bob, {
-    claimCode: 'ABCD-EFGH-JKMN-PQRS-TVWX-YZ01-2345',
-    walletId: bobWallet.id,
+  successOf(await api.get('/transfer/letter/{id}/pdf', { params: { id: claimed.id }, headers: key.headers }));
+  successOf(await api.get('/transfer/letter/preview', { query: { code: claimed.claimCode } }));
+  await api.post('/transfer/letter/claim', {
+    body: {
+      claimCode: 'ABCD-EFGH-JKMN-PQRS-TVWX-YZ01-2345',
+      walletId: bobWallet.id,
+    },
+    headers: bob,
   });
-  await call('POST', '/transfer/letter/claim', key.headers, {
-    claimCode: claimed.claimCode,
-    walletId: wallet.id,
+  await api.post('/transfer/letter/claim', {
+    body: {
+      claimCode: claimed.claimCode,
+      walletId: wallet.id,
+    },
+    headers: key.headers,
   });
-  await ok('POST', '/transfer/letter/claim', bob, { claimCode: claimed.claimCode, walletId: bobWallet.id });
+  successOf(
+    await api.post('/transfer/letter/claim', {
+      body: { claimCode: claimed.claimCode, walletId: bobWallet.id },
+      headers: bob,
+    }),
+  );
   const voided = await letterWithMemo(key.headers, wallet.id, 'memo of a voided letter 6931471');
-  await ok('POST', `/transfer/letter/${voided.id}/void`, key.headers, {});
+  successOf(
+    await api.post('/transfer/letter/{id}/void', {
+      params: { id: voided.id },
+      body: {},
+      headers: key.headers,
+    }),
+  );
 
   // A password change (the old one is remembered above).
   remember('new password of Alice', 'Alice-Password-New-1729');
-  await ok('POST', '/me/password', alice, {
-    currentPassword: 'Alice-Password-2718',
-    newPassword: 'Alice-Password-New-1729',
-  });
+  successOf(
+    await api.post('/me/password', {
+      body: {
+        currentPassword: 'Alice-Password-2718',
+        newPassword: 'Alice-Password-New-1729',
+      },
+      headers: alice,
+    }),
+  );
 
   // Database queries forced to fail with secrets among their parameters: a sealed memo and claim code, a hash.
   await deps.database.db.execute(sql`create function scan_refuse() returns trigger language plpgsql as
@@ -389,29 +431,29 @@ beforeAll(async () => {
   await deps.database.db.execute(sql`create trigger scan_refuse_users before insert on users
     for each row execute function scan_refuse()`);
   remember('memo "memo of a letter never stored 1202056"', 'memo of a letter never stored 1202056');
-  const failedLetter = await call('POST', '/transfer/letter', key.headers, {
-    walletId: wallet.id,
-    amount: '2',
-    memo: 'memo of a letter never stored 1202056',
-    recipient: RECIPIENT,
+  const failedLetter = await api.post('/transfer/letter', {
+    body: {
+      walletId: wallet.id,
+      amount: '2',
+      memo: 'memo of a letter never stored 1202056',
+      recipient: RECIPIENT,
+    },
+    headers: key.headers,
   });
   expect(failedLetter.statusCode).toBe(500);
   remember('password of a signup that failed', 'Carol-Password-1123581');
-  const failedSignup = await call(
-    'POST',
-    '/auth/signup',
-    {},
-    { email: 'carol-scan@example.com', password: 'Carol-Password-1123581' },
-  );
+  const failedSignup = await api.post('/auth/signup', {
+    body: { email: 'carol-scan@example.com', password: 'Carol-Password-1123581' },
+  });
   expect(failedSignup.statusCode).toBe(500);
   await deps.database.db.execute(sql`drop trigger scan_refuse_letters on letters`);
   await deps.database.db.execute(sql`drop trigger scan_refuse_users on users`);
 
   // A password reset by email: the link's token through the outbox and the local mailbox, a wrong token, the reset.
   const carol = await signupAs('Carol', 'carol-scan@example.com', 'Carol-Password-1414');
-  await ok('POST', '/auth/password/forgot', {}, { email: 'carol-scan@example.com' });
+  successOf(await api.post('/auth/password/forgot', { body: { email: 'carol-scan@example.com' } }));
   await deliverDueEmails(deps, app.log);
-  const mailbox = await ok('GET', '/sandbox/mailbox?to=carol-scan%40example.com', {});
+  const mailbox = successOf(await api.get('/sandbox/mailbox', { query: { to: 'carol-scan@example.com' } }));
   const resetMail = (mailbox.json().data.messages as Array<{ text: string }>).find((m) =>
     m.text.includes('token='),
   );
@@ -419,18 +461,19 @@ beforeAll(async () => {
   expect(resetToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
   remember('password reset token of Carol', resetToken);
   remember('new password of Carol', 'Carol-New-Password-1732');
-  await call(
-    'POST',
-    '/auth/password/reset',
-    {},
-    { token: `${resetToken}x`, newPassword: 'Carol-New-Password-1732' },
+  await api.post('/auth/password/reset', {
+    body: { token: `${resetToken}x`, newPassword: 'Carol-New-Password-1732' },
+  });
+  successOf(
+    await api.post('/auth/password/reset', {
+      body: { token: resetToken, newPassword: 'Carol-New-Password-1732' },
+    }),
   );
-  await ok('POST', '/auth/password/reset', {}, { token: resetToken, newPassword: 'Carol-New-Password-1732' });
-  await call('GET', '/me', carol);
+  await api.get('/me', { headers: carol });
   await deliverDueEmails(deps, app.log);
 
   // The positive controls: a value stored in clear on purpose, and one logged on purpose.
-  await ok('PATCH', '/me', key.headers, { company: PLANTED });
+  successOf(await api.patch('/me', { body: { company: PLANTED }, headers: key.headers }));
   app.log.info({ note: PLANTED }, 'planted by the scan test');
 
   // Password hashes: stored by design, never to be logged.
