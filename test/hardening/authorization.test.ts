@@ -10,6 +10,7 @@ import { installAuth } from '../../src/http/auth.ts';
 import { runAccountsCommand } from '../../src/modules/accounts/accounts.cli.ts';
 import { resolveSession } from '../../src/modules/accounts/accounts.service.ts';
 import { resolveApiKey } from '../../src/modules/keys/keys.service.ts';
+import { apiOf } from '../api.ts';
 import { apiKeyOf, type Caller, PASSWORD, sessionCookieOf, signup, type TestContext } from '../harness.ts';
 import { type Holder, holdersFixture, keepSignedIn, SWEEP_SECRET, scopedKeysOf } from './fixture.ts';
 import {
@@ -28,6 +29,7 @@ import {
 } from './openapi.ts';
 
 let ctx: TestContext;
+const api = apiOf(() => ctx.app);
 let owner: Holder;
 let other: Holder;
 let operations: Operation[];
@@ -188,7 +190,11 @@ async function requestFor(operation: Operation, overrides: Record<string, string
   return plausibleRequest(operation, known, pathIds);
 }
 
-async function call(
+/**
+ * Sends a request built from the document (method and path are the document's, read at run time: sent raw) with
+ * `credential`, and reads the answer: its status, code, what differs from the document, and whether a budget was spent.
+ */
+async function answerTo(
   operation: Operation,
   credential: Record<string, string>,
   request: {
@@ -199,11 +205,10 @@ async function call(
 ) {
   // The credential under test decides the operator secret too: the plausible one is only for the sweep's positive case.
   const { 'x-sweep-secret': _secret, ...headers } = request.headers;
-  const response = await ctx.app.inject({
-    method: operation.method,
-    url: request.url,
+  if (!request.url.startsWith(`${API}/`)) throw new Error(`not under ${API}: ${request.url}`);
+  const response = await api.raw(operation.method, request.url.slice(API.length), {
     headers: { ...headers, ...credential },
-    ...(request.body === undefined ? {} : { payload: request.body as object }),
+    payload: request.body,
   });
   const problems = problemsOf(
     { status: response.statusCode, headers: response.headers, text: response.body },
@@ -223,7 +228,7 @@ async function call(
 /** One line per way the answer differs from what is expected (none when it is right). */
 function failuresOf(
   where: string,
-  answer: Awaited<ReturnType<typeof call>>,
+  answer: Awaited<ReturnType<typeof answerTo>>,
   expected: Expectation,
 ): string[] {
   const failures = answer.problems.map((problem) => `${where}: ${problem}`);
@@ -253,7 +258,7 @@ async function checkCell(operation: Operation, credential: Credential): Promise<
   const request = await requestFor(operation);
   const headers =
     credential === 'operator secret' ? { 'x-sweep-secret': SWEEP_SECRET } : (credentials[credential] ?? {});
-  const answer = await call(operation, headers, request);
+  const answer = await answerTo(operation, headers, request);
   if (expected === 'accepted') await keepOwnerSignedIn();
   return failuresOf(`${operation.name} with ${credential}`, answer, expected);
 }
@@ -266,9 +271,8 @@ beforeAll(async () => {
   });
 
   const revoked = await apiKeyOf(ctx.app, owner.caller, { name: 'revoked' });
-  const revocation = await ctx.app.inject({
-    method: 'DELETE',
-    url: `${API}/keys/${revoked.key.id}`,
+  const revocation = await api.delete('/keys/{id}', {
+    params: { id: revoked.key.id },
     headers: owner.caller.headers,
   });
   expect(revocation.statusCode).toBe(200);
@@ -276,12 +280,7 @@ beforeAll(async () => {
   const expiring = await apiKeyOf(ctx.app, owner.caller, { name: 'expiring', expiresInDays: 1 });
 
   const scoped = await scopedKeysOf(ctx, owner);
-  const second = await ctx.app.inject({
-    method: 'POST',
-    url: `${API}/wallets`,
-    headers: owner.caller.headers,
-    payload: { type: 'CUSTODIAL' },
-  });
+  const second = await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: owner.caller.headers });
   expect(second.statusCode).toBe(201);
   outsider = (
     await apiKeyOf(ctx.app, owner.caller, { name: 'outsider', walletIds: [second.json().data.wallet.id] })
@@ -293,25 +292,17 @@ beforeAll(async () => {
 
   // A session left behind by a password change (the token version moved on).
   const changer: Caller = await signup(ctx.app);
-  const left = await ctx.app.inject({
-    method: 'POST',
-    url: `${API}/auth/login`,
-    payload: { email: changer.email, password: changer.password },
-  });
+  const left = await api.post('/auth/login', { body: { email: changer.email, password: changer.password } });
   const leftBehind = sessionCookieOf(left.headers['set-cookie']);
-  const change = await ctx.app.inject({
-    method: 'POST',
-    url: `${API}/me/password`,
+  const change = await api.post('/me/password', {
+    body: { currentPassword: PASSWORD, newPassword: 'Changed-Horse-10' },
     headers: changer.headers,
-    payload: { currentPassword: PASSWORD, newPassword: 'Changed-Horse-10' },
   });
   expect(change.statusCode).toBe(200);
 
   // A second session of the owner, for the expiry phase (the fixture's own may be replaced on the way).
-  const secondSession = await ctx.app.inject({
-    method: 'POST',
-    url: `${API}/auth/login`,
-    payload: { email: owner.caller.email, password: owner.caller.password },
+  const secondSession = await api.post('/auth/login', {
+    body: { email: owner.caller.email, password: owner.caller.password },
   });
 
   Object.assign(credentials, {
@@ -465,7 +456,10 @@ describe('every route × every credential', () => {
     const foreign = idsOf(other);
     const othersLetter = async () =>
       (
-        await ctx.app.inject({ url: `${API}/transfer/letter/${other.letter.id}`, headers: other.key.headers })
+        await api.get('/transfer/letter/{id}', {
+          params: { id: other.letter.id },
+          headers: other.key.headers,
+        })
       ).json().data.letter;
     const letterBefore = await othersLetter();
     for (const operation of operations) {
@@ -491,7 +485,7 @@ describe('every route × every credential', () => {
       }
       for (const target of targets) {
         const request = await requestFor(operation, target.override);
-        const answer = await call(operation, owner.caller.headers, request);
+        const answer = await answerTo(operation, owner.caller.headers, request);
         const expected = { status: 404, code: notFoundCodeOf(target.kind) };
         failures.push(
           ...failuresOf(`${operation.name} with another account's ${target.where}`, answer, expected),
@@ -509,8 +503,8 @@ describe('every route × every credential', () => {
       mail: letterBefore.mail,
       refund: letterBefore.refund,
     });
-    const wallet = await ctx.app.inject({
-      url: `${API}/wallets/${other.wallet.id}`,
+    const wallet = await api.get('/wallets/{id}', {
+      params: { id: other.wallet.id },
       headers: other.key.headers,
     });
     expect(wallet.json().data.wallet.isPrimary).toBe(true);
@@ -521,8 +515,8 @@ describe('every route × every credential', () => {
     const failures: string[] = [];
     const ownLetter = async () =>
       (
-        await ctx.app.inject({
-          url: `${API}/transfer/letter/${owner.letter.id}`,
+        await api.get('/transfer/letter/{id}', {
+          params: { id: owner.letter.id },
           headers: owner.caller.headers,
         })
       ).json().data.letter;
@@ -544,7 +538,7 @@ describe('every route × every credential', () => {
       const scoped = named.find((kind) => kind === 'wallet' || kind === 'transaction' || kind === 'letter');
       if (!scoped) continue;
       // The plausible request names the owner's wallet, transaction and letter: all outside the outsider's wallet.
-      const answer = await call(operation, outsider, await requestFor(operation));
+      const answer = await answerTo(operation, outsider, await requestFor(operation));
       const expected = { status: 404, code: notFoundCodeOf(scoped) };
       failures.push(...failuresOf(`${operation.name} with a key bound to another wallet`, answer, expected));
       checked += 1;
