@@ -11,13 +11,13 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
+import { type Api, apiOf, type HttpResponse } from '../api.ts';
 import {
   type Client,
   freshDataDir,
   kill9,
   LOAD_ENV,
   listAll,
-  request,
   type ServiceProcess,
   sleep,
   spawnService,
@@ -61,26 +61,13 @@ afterAll(async () => {
   receiver.close();
 });
 
-async function sessionClient(baseUrl: string, name: string): Promise<Client & { cookie: string }> {
+async function sessionClient(api: Api<HttpResponse>, name: string): Promise<Client & { cookie: string }> {
   const email = `${name}-${Math.random().toString(36).slice(2, 8)}@example.com`;
-  const signed = await fetch(`${baseUrl}/api/v1/auth/signup`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password: 'Correct-Horse-9' }),
-  });
-  expect(signed.status).toBe(201);
-  const cookie = (signed.headers.getSetCookie().find((c) => c.startsWith('svc_session=')) ?? '').split(
-    ';',
-  )[0];
+  const signed = await api.post('/auth/signup', { body: { email, password: 'Correct-Horse-9' } });
+  expect(signed.statusCode).toBe(201);
+  const setCookie = [signed.headers['set-cookie'] ?? []].flat();
+  const cookie = (setCookie.find((c) => c.startsWith('svc_session=')) ?? '').split(';')[0];
   return { email, cookie: cookie as string, headers: { cookie: cookie as string } };
-}
-
-async function api(client: Client, method: string, path: string, body?: unknown) {
-  const response = await request((service as ServiceProcess).baseUrl, method, `/api/v1${path}`, {
-    headers: client.headers,
-    ...(body === undefined ? {} : { body }),
-  });
-  return response;
 }
 
 async function start(dataDir: string, port?: number): Promise<ServiceProcess> {
@@ -108,37 +95,46 @@ describe('kill -9 during webhook delivery and while following the chain', () => 
     const dataDir = freshDataDir('sealpay-events-kill9-');
     service = await start(dataDir);
     const port = service.port;
-    const alice = await sessionClient(service.baseUrl, 'alice');
-    const bob = await sessionClient(service.baseUrl, 'bob');
+    // Over real HTTP to the process; a restart keeps the port, so the same origin throughout.
+    const api = apiOf(service.baseUrl);
+    const alice = await sessionClient(api, 'alice');
+    const bob = await sessionClient(api, 'bob');
     for (const [client, path] of [
       [alice, '/alice'],
       [bob, '/bob'],
     ] as const) {
-      const registered = await api(client, 'POST', '/webhooks', {
-        url: `${receiverUrl}${path}`,
-        events: ['transaction.created', 'transaction.updated'],
+      const registered = await api.post('/webhooks', {
+        body: { url: `${receiverUrl}${path}`, events: ['transaction.created', 'transaction.updated'] },
+        headers: client.headers,
       });
-      expect(registered.status).toBe(201);
-      secrets.set(path, registered.body.data.secret);
+      expect(registered.statusCode).toBe(201);
+      secrets.set(path, registered.json().data.secret);
     }
-    const aliceWallet = (await api(alice, 'POST', '/wallets', { type: 'CUSTODIAL' })).body.data.wallet;
-    const bobWallet = (await api(bob, 'POST', '/wallets', { type: 'CUSTODIAL' })).body.data.wallet;
+    const aliceWallet = (
+      await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: alice.headers })
+    ).json().data.wallet;
+    const bobWallet = (
+      await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers: bob.headers })
+    ).json().data.wallet;
     const settled = async () =>
       (await listAll(service?.baseUrl ?? '', alice)).every((row) => TERMINAL.has(row.status));
-    await api(alice, 'POST', '/fund', { walletId: aliceWallet.id, amount: '200' });
+    await api.post('/fund', { body: { walletId: aliceWallet.id, amount: '200' }, headers: alice.headers });
     await until(settled, 'the faucet');
-    expect((await api(alice, 'POST', '/mint', { walletId: aliceWallet.id, amount: '100' })).status).toBe(201);
+    const minted = await api.post('/mint', {
+      body: { walletId: aliceWallet.id, amount: '100' },
+      headers: alice.headers,
+    });
+    expect(minted.statusCode).toBe(201);
     await until(settled, 'the mint');
 
     const TRANSFERS = 12;
     let kills = 0;
     for (let i = 1; i <= TRANSFERS; i++) {
-      const sent = await api(alice, 'POST', '/transfer', {
-        walletId: aliceWallet.id,
-        to: bobWallet.address,
-        amount: `${i}`,
+      const sent = await api.post('/transfer', {
+        body: { walletId: aliceWallet.id, to: bobWallet.address, amount: `${i}` },
+        headers: alice.headers,
       });
-      expect(sent.status).toBe(201);
+      expect(sent.statusCode).toBe(201);
       if (i === 4 || i === 9) {
         // Wait until sends are in flight (the receiver holds each for 150 ms), then kill.
         const seen = deliveries.length;
