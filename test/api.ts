@@ -3,9 +3,12 @@
  * `@sealpay/client`), over `app.inject` or, for a service in another process, over `fetch`.
  *
  * ```ts
- * const api = apiOf(ctx.app);
- * await api.post('/transfer', { body: { walletId, to, amount: '1' }, headers: caller.headers, idempotencyKey: 'k' });
+ * const api = apiOf(() => ctx.app); // the context is made in beforeAll: the app is read at each request
+ * const body = { walletId, to, amount: '1' };
+ * await api.post('/transfer', { body, headers: caller.headers, idempotencyKey: 'k' });
  * await api.get('/transactions/{id}', { params: { id }, headers: caller.headers });
+ * await api.get('/transactions', { query: { pageSize: 100 }, headers: caller.headers });
+ * const { wallet } = dataOf(await api.post('/wallets', { body: { type: 'CUSTODIAL' }, headers }));
  * await api.raw('POST', '/transfer', { payload: '{"not json', headers: { 'content-type': 'application/json' } });
  * ```
  *
@@ -15,8 +18,9 @@
  * (`statusCode`, `headers`, `body`, `json()`), so a test asserts on it as it would on `app.inject`'s.
  *
  * A request the document does not describe, sent on purpose (a malformed or missing body, a wrong content type, an
- * unknown path, a body on a route that takes none), goes through `raw`: the same options, with the path, method and
- * payload left unchecked.
+ * unknown path, a body on a route that takes none), or one whose path is a value at run time (a table of routes
+ * walked in a loop, the authorization matrix), goes through `raw`: the same options, with the method, path and
+ * payload left unchecked. Say why beside it.
  */
 import type { LightMyRequestResponse } from 'fastify';
 import type { paths } from '../clients/typescript/src/openapi.ts';
