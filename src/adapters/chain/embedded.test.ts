@@ -13,11 +13,17 @@ import { type Address, type Hex, parseEther } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  type ChainView,
+  chainView,
+  confidentialTransfer,
+  fund,
+  newWallet,
+} from '../../../test/support/chain-fixtures.ts';
+import {
   decryptConfidentialBalance,
   getGasBalance,
   verifyConfidentialTransfer,
 } from '../confidential/helpers.ts';
-import { type ChainView, chainView, confidentialTransfer, fund, newWallet } from './embedded.fixtures.ts';
 import { createEmbeddedNetwork, type EmbeddedNetwork } from './embedded.ts';
 import { sendTransactionOrThrow } from './tx.ts';
 

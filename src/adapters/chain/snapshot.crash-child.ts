@@ -5,7 +5,7 @@
  * `snapshot <entries>` when a new snapshot is on disk, until the test kills it with SIGKILL.
  */
 import type { Address, Hex } from 'viem';
-import { confidentialTransfer, fund, newWallet } from './embedded.fixtures.ts';
+import { confidentialTransfer, fund, newWallet } from '../../../test/support/chain-fixtures.ts';
 import { createEmbeddedNetwork } from './embedded.ts';
 
 const [dataDir, every, key, to] = process.argv.slice(2);

@@ -28,7 +28,7 @@ import {
   fund,
   newWallet,
   type Wallet,
-} from './embedded.fixtures.ts';
+} from '../../../test/support/chain-fixtures.ts';
 import { createEmbeddedNetwork, type EmbeddedNetwork, type EmbeddedNetworkOptions } from './embedded.ts';
 import { listSnapshots, readSnapshot, writeSnapshot } from './snapshot.ts';
 import { sendTransactionOrThrow } from './tx.ts';
