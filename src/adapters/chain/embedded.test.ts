@@ -243,7 +243,7 @@ describe('embedded network after kill -9', () => {
     const dataDir = tempDir();
     const child = spawn(
       process.execPath,
-      [fileURLToPath(new URL('./embedded.crash-child.ts', import.meta.url)), dataDir],
+      [fileURLToPath(new URL('../../../test/children/embedded-crash.ts', import.meta.url)), dataDir],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let sent = 0;

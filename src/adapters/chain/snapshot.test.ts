@@ -59,7 +59,7 @@ function startChild(dataDir: string, every: number, sender: Wallet, recipient: W
   const child = spawn(
     process.execPath,
     [
-      fileURLToPath(new URL('./snapshot.crash-child.ts', import.meta.url)),
+      fileURLToPath(new URL('../../../test/children/snapshot-crash.ts', import.meta.url)),
       dataDir,
       String(every),
       sender.privateKey,
