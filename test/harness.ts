@@ -10,12 +10,13 @@ import { loadConfig } from '../src/config.ts';
 import { type Database, openDatabase } from '../src/db/client.ts';
 import type { Deps } from '../src/deps.ts';
 import type { App } from '../src/http/types.ts';
-import { type Clock, ManualClock } from '../src/lib/time.ts';
+import type { Clock } from '../src/lib/time.ts';
 import { openWalletKey } from '../src/modules/wallets/custody.ts';
 import { findWalletById } from '../src/modules/wallets/wallets.repository.ts';
 import { closeDeps, createDeps } from '../src/runtime.ts';
 import { startWorker } from '../src/worker/worker.ts';
-import { providedOrNull } from './provided.ts';
+import { ManualClock } from './support/clock.ts';
+import { providedOrNull } from './support/provided.ts';
 
 const silentLogger = {
   info: () => {},

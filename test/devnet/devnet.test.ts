@@ -18,12 +18,6 @@ import { Contract, JsonRpcProvider } from 'ethers';
 import { type Address, getAddress, toHex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  chainView,
-  confidentialTransfer,
-  fund,
-  newWallet,
-} from '../../src/adapters/chain/embedded.fixtures.ts';
 import { sendTransactionOrThrow } from '../../src/adapters/chain/tx.ts';
 import { createMockFhevmClient } from '../../src/adapters/confidential/fhevm-mock-client.ts';
 import { createFhevmRail } from '../../src/adapters/confidential/fhevm-rail.ts';
@@ -53,6 +47,7 @@ import {
   waitReady,
   waitTerminal,
 } from '../faults/service.ts';
+import { chainView, confidentialTransfer, fund, newWallet } from '../support/chain-fixtures.ts';
 
 const running: ServiceProcess[] = [];
 afterAll(async () => {

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { Address } from 'viem';
 import { createRemoteNetwork } from '../../src/adapters/chain/remote.ts';
 import type { Network } from '../../src/adapters/chain/types.ts';
-import { providedOrNull } from '../provided.ts';
+import { providedOrNull } from '../support/provided.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const MAIN = join(ROOT, 'src', 'main.ts');

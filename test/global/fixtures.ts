@@ -13,7 +13,7 @@
  * - A whole data directory (that chain and a migrated `pgdata/`) for the service started as a child process
  *   (`seededDataDir` in `test/faults/service.ts`), where the file's subject is not the first start.
  *
- * What is made is handed to the files through `provide` (`test/provided.ts`).
+ * What is made is handed to the files through `provide` (`test/support/provided.ts`).
  */
 import { createHash } from 'node:crypto';
 import {
