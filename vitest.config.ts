@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import TierSequencer from './test/sequencer.ts';
 import { TIERS } from './test/tiers.ts';
 
 const SHARED_MODULE_TIERS = ['unit', 'api', 'engine'];
@@ -18,6 +19,8 @@ export default defineConfig({
     // recorder of every error answer, whose codes are checked against the OpenAPI document after a whole run.
     globalSetup: ['test/global/fixtures.ts', 'test/documented-errors/global-setup.ts'],
     setupFiles: ['test/documented-errors/per-file.ts'],
+    // The longest files first, across tiers, so that both workers are busy to the end (`test/sequencer.ts`).
+    sequence: { sequencer: TierSequencer },
     coverage: {
       provider: 'v8',
       include: ['src/**/*.ts'],
