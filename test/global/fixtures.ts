@@ -141,7 +141,8 @@ export default async function setup(project: TestProject) {
   const tiers = new Set(project.vitest.projects.map((each) => each.name));
   const cleanups: (() => Promise<void>)[] = [];
   const adminUrl = process.env.DATABASE_URL;
-  const usesDatabase = tiers.has('api') || tiers.has('chain');
+  // The engine tier's PGlite thread tests start from the image too (on PGlite runs; they never run on PostgreSQL).
+  const usesDatabase = tiers.has('api') || tiers.has('chain') || tiers.has('engine');
   let databaseImage: string | null = null;
   let databaseTemplate: string | null = null;
   if (usesDatabase && adminUrl) {
