@@ -39,6 +39,7 @@ import {
   readDevnetEnv,
   request,
   type ServiceProcess,
+  seededDataDir,
   signupWithKey,
   spawnService,
   stopGracefully,
@@ -268,7 +269,7 @@ describe('sealpay devnet', () => {
   });
 
   it('serves a NETWORK=devnet service that moves money, and keeps its state through kill -9', async () => {
-    const serviceDir = freshDataDir('sealpay-devnet-service-');
+    const serviceDir = seededDataDir('sealpay-devnet-service-');
     const service = await spawnService({
       dataDir: serviceDir,
       env: { ...LOAD_ENV, ...settings, MASTER_KEY: randomBytes(32).toString('hex') },
