@@ -9,7 +9,7 @@
  * (`src/runtime.test.ts`, SIGTRAP; `src/http/metrics.test.ts`, SIGSEGV).
  *
  * Such files are run again, once (`onlyCrashes`). That happens only when the run's every error is such a crash,
- * no test failed, and the run was the whole suite (no arguments). Any failing test, any other unhandled error, or
+ * no test failed, and the run was the whole suite or whole tiers (no arguments but `--project NAME`). Any failing test, any other unhandled error, or
  * a crash in the second run fails as before. What was run again is printed, so a crash that keeps coming back is
  * seen.
  */
@@ -35,9 +35,14 @@ function vitest(args: string[]): Promise<{ code: number; output: string }> {
 }
 
 const args = process.argv.slice(2);
-const first = await vitest(args);
+// A run of whole tiers (`--project NAME`, as `npm run test:pg` asks) is retried like the whole suite; a run of
+// chosen files is not (its crash is for the person who chose them to see).
+const wholeTiers = args.every((arg, index) => arg === '--project' || args[index - 1] === '--project');
+// CI measures coverage of `src/` (`SEALPAY_COVERAGE=1`, printed after the run: vitest.config.ts's `coverage`).
+const coverage = process.env.SEALPAY_COVERAGE === '1' ? ['--coverage.enabled'] : [];
+const first = await vitest([...args, ...coverage]);
 let code = first.code;
-const crashed = code !== 0 && args.length === 0 ? onlyCrashes(first.output) : null;
+const crashed = code !== 0 && wholeTiers ? onlyCrashes(first.output) : null;
 if (crashed) {
   console.info(
     `\n[scripts/vitest.ts] no test failed, but the process running ${crashed.join(', ')} crashed ` +

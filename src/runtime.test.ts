@@ -7,13 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyOf, signup } from '../test/harness.ts';
+import { ManualClock } from '../test/support/clock.ts';
 import { buildApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { type Database, openDatabase } from './db/client.ts';
 import type { Deps } from './deps.ts';
 import type { App } from './http/types.ts';
 import { sha256Hex } from './lib/secrets.ts';
-import { ManualClock } from './lib/time.ts';
 import { closeDeps, createDeps } from './runtime.ts';
 
 interface Service {

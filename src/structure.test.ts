@@ -1,7 +1,8 @@
 /**
  * The import structure of `src/`, checked on every run (docs/CONVENTIONS.md, "where things go"): every file sits
  * in a layer, imports only from its own layer or the ones below, and no files import each other in a circle.
- * Test files and the test kits are left out: they may reach anywhere.
+ * `src/` holds what the service runs: every file is reached from `main.ts`, and none imports or starts anything
+ * under `test/` (test helpers and crash children live there). Test files are left out: they may reach anywhere.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -28,8 +29,8 @@ function layerOf(file: string): number {
   return index;
 }
 
-function isTestOnly(file: string): boolean {
-  return /\.test\.ts$/.test(file) || /(^|\/)testkit\.ts$/.test(file) || /\.crash-child\.ts$/.test(file);
+function isTest(file: string): boolean {
+  return /\.test\.ts$/.test(file);
 }
 
 function sourceFiles(dir = SRC): string[] {
@@ -52,9 +53,31 @@ function importsOf(file: string, text: string): string[] {
     .map((specifier) => path.normalize(path.join(path.dirname(file), specifier)));
 }
 
+/**
+ * The files a source file starts as a worker thread or a child process: `new URL('./x.ts', import.meta.url)`
+ * (`pglite-thread.worker.ts`, `anvil-guard.ts`).
+ */
+function startedBy(file: string, text: string): string[] {
+  return [...text.matchAll(/\bnew URL\(\s*'(\.[^']+)',\s*import\.meta\.url\s*\)/g)].map((match) =>
+    path.normalize(path.join(path.dirname(file), match[1] as string)),
+  );
+}
+
+/** The files reached from `entry` through the edges of `graph`, `entry` included. */
+function reachedFrom(entry: string, graph: ReadonlyMap<string, readonly string[]>): Set<string> {
+  const reached = new Set<string>();
+  const visit = (file: string) => {
+    if (reached.has(file)) return;
+    reached.add(file);
+    for (const target of graph.get(file) ?? []) visit(target);
+  };
+  visit(entry);
+  return reached;
+}
+
 function importGraph(): Map<string, string[]> {
   const graph = new Map<string, string[]>();
-  for (const file of sourceFiles().filter((file) => !isTestOnly(file))) {
+  for (const file of sourceFiles().filter((file) => !isTest(file))) {
     const inside = importsOf(file, readFileSync(path.join(SRC, file), 'utf8')).filter(
       (target) => !target.startsWith('..'),
     );
@@ -106,6 +129,15 @@ function folderGraph(graph: Map<string, string[]>): Map<string, string[]> {
 
 describe('import structure of src/', () => {
   const graph = importGraph();
+  /** Every file's imports and the files it starts, outside `src/` too (as `../test/…`). */
+  const edges = new Map(
+    sourceFiles()
+      .filter((file) => !isTest(file))
+      .map((file) => {
+        const text = readFileSync(path.join(SRC, file), 'utf8');
+        return [file, [...importsOf(file, text), ...startedBy(file, text)]] as const;
+      }),
+  );
 
   it('reads the imports it checks (a planted upward import and a planted circle are found)', () => {
     expect(
@@ -148,5 +180,36 @@ describe('import structure of src/', () => {
     expect(cycles(folderGraph(planted))).toEqual([['modules/a', 'modules/b', 'modules/c', 'modules/a']]);
     expect(folderGraph(graph).size).toBeGreaterThan(15);
     expect(cycles(folderGraph(graph)).map((cycle) => cycle.join(' -> '))).toEqual([]);
+  });
+
+  it('imports and starts nothing under test/ (a planted import and a planted child are found)', () => {
+    const planted =
+      "import { totpCode } from '../../../test/support/totp.ts';\nnew URL('../../test/children/x.ts', import.meta.url);";
+    expect([...importsOf('modules/a/a.ts', planted), ...startedBy('adapters/b.ts', planted)]).toEqual([
+      '../test/support/totp.ts',
+      '../test/children/x.ts',
+    ]);
+    const intoTest = [...edges].flatMap(([file, targets]) =>
+      targets.filter((target) => target.startsWith('../test/')).map((target) => `${file} -> ${target}`),
+    );
+    expect(intoTest).toEqual([]);
+  });
+
+  it('holds only what the service runs: every file is reached from main.ts (a planted stray file is found)', () => {
+    const planted = new Map([
+      ['main.ts', ['db/pool.ts']],
+      ['db/pool.ts', ['db/pool.worker.ts']],
+      ['db/pool.worker.ts', []],
+      ['db/pool.fixtures.ts', ['db/pool.ts']],
+    ]);
+    expect([...planted.keys()].filter((file) => !reachedFrom('main.ts', planted).has(file))).toEqual([
+      'db/pool.fixtures.ts',
+    ]);
+    expect(startedBy('db/pool.ts', "new Worker(new URL('./pool.worker.ts', import.meta.url))")).toEqual([
+      'db/pool.worker.ts',
+    ]);
+    const reached = reachedFrom('main.ts', edges);
+    expect(reached.size).toBeGreaterThan(50);
+    expect([...edges.keys()].filter((file) => !reached.has(file))).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -10,11 +10,13 @@ import { loadConfig } from '../src/config.ts';
 import { type Database, openDatabase } from '../src/db/client.ts';
 import type { Deps } from '../src/deps.ts';
 import type { App } from '../src/http/types.ts';
-import { type Clock, ManualClock } from '../src/lib/time.ts';
+import type { Clock } from '../src/lib/time.ts';
 import { openWalletKey } from '../src/modules/wallets/custody.ts';
 import { findWalletById } from '../src/modules/wallets/wallets.repository.ts';
 import { closeDeps, createDeps } from '../src/runtime.ts';
 import { startWorker } from '../src/worker/worker.ts';
+import { ManualClock } from './support/clock.ts';
+import { providedOrNull } from './support/provided.ts';
 
 const silentLogger = {
   info: () => {},
@@ -34,14 +36,22 @@ export async function openTestDatabase(): Promise<{
 }> {
   const adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
-    const database = await openDatabase({ databaseUrl: null, dataDir: null });
+    const database = await openDatabase({
+      databaseUrl: null,
+      dataDir: null,
+      image: providedOrNull('databaseImage'),
+    });
     return { database, drop: async () => {}, url: null };
   }
   const name = `sealpay_test_${randomBytes(6).toString('hex')}`;
+  const template = providedOrNull('databaseTemplate');
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
+  try {
+    await admin.query(template ? `create database ${name} template ${template}` : `create database ${name}`);
+  } finally {
+    await admin.end();
+  }
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const database = await openDatabase({ databaseUrl: url.toString(), dataDir: null, poolSize: 5 });
@@ -71,10 +81,34 @@ export interface TestOptions {
   network?: boolean;
   /** Run the worker loop in the background (implies the network). */
   worker?: boolean;
+  /**
+   * Deploy the embedded chain from genesis in this file's data directory instead of starting from a copy of the
+   * run's deployed chain (`seedChain`): for tests whose subject is the first start.
+   */
+  freshChain?: boolean;
+}
+
+/**
+ * Puts a copy of the run's deployed embedded chain (`test/global/fixtures.ts`) in `dataDir/chain`, so the service
+ * started on `dataDir` loads it (a warm start: its snapshot, nothing replayed) instead of deploying the fhEVM host
+ * and sealpay's contracts. A copy, not a link: the file's chain writes its own journal and snapshots. Does nothing
+ * where the run made no template. Returns whether it copied.
+ */
+export function seedChain(dataDir: string): boolean {
+  const template = providedOrNull('chainTemplate');
+  if (!template) return false;
+  cpSync(join(template, 'chain'), join(dataDir, 'chain'), {
+    recursive: true,
+    // The engine's IPC socket and the process lock belong to the process that made the template.
+    filter: (source) => !/[/\\](anvil|lock)$/.test(source),
+  });
+  return true;
 }
 
 export async function createTestContext(options: TestOptions = {}): Promise<TestContext> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sealpay-test-'));
+  const embedded = (options.env?.NETWORK ?? 'local') === 'local';
+  if ((options.network || options.worker) && embedded && !options.freshChain) seedChain(dataDir);
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...options.env });
   const { database, drop } = await openTestDatabase();
   const clock = (options.clock as ManualClock | undefined) ?? new ManualClock();

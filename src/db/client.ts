@@ -107,13 +107,19 @@ export function insertValuesWhere<T extends PgTable>(
   )} where ${condition} returning *`;
 }
 
-const migrationsFolder = fileURLToPath(new URL('./migrations', import.meta.url));
+/** The SQL migrations Drizzle applies, in order (`drizzle-kit generate` writes them). */
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL('./migrations', import.meta.url));
 
 export interface DatabaseOptions {
   /** PostgreSQL connection string; when absent the embedded PGlite is used. */
   databaseUrl: string | null;
   /** Where PGlite keeps its files; null keeps it in memory (tests). */
   dataDir: string | null;
+  /**
+   * In-memory PGlite only: a dumped data directory (`dumpDataDir`, uncompressed) to start from instead of a new
+   * cluster. The test suite migrates one image per run and starts each file's database from it.
+   */
+  image?: string | null;
   poolSize?: number;
   /** Where the pool reports a dropped idle connection (the pool replaces it; the process goes on). */
   onPoolError?: (error: Error) => void;
@@ -144,7 +150,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     return {
       db,
       kind: 'postgres',
-      migrate: () => migratePg(drizzlePg(pool), { migrationsFolder }),
+      migrate: () => migratePg(drizzlePg(pool), { migrationsFolder: MIGRATIONS_FOLDER }),
       ping: async () => {
         await pool.query('select 1');
       },
@@ -227,7 +233,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       throw error;
     }
   } else {
-    client = await PgliteThread.open(null);
+    client = await PgliteThread.open(null, options.image ?? null);
   }
   // Drizzle's pglite driver calls only `query` and `transaction`, which the thread's client has.
   const driverClient = client as unknown as PGlite;
@@ -235,7 +241,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   return {
     db,
     kind: 'pglite',
-    migrate: () => migratePglite(drizzlePglite(driverClient), { migrationsFolder }),
+    migrate: () => migratePglite(drizzlePglite(driverClient), { migrationsFolder: MIGRATIONS_FOLDER }),
     ping: async () => {
       await client.query('select 1');
     },

@@ -2,13 +2,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { providedOrNull } from '../../test/support/provided.ts';
 import { parseDbError } from './errors.ts';
 import { PgliteThread } from './pglite-thread.ts';
 
 describe('the embedded database on its own thread', () => {
   const opened: PgliteThread[] = [];
+  // In memory, from the run's migrated image where there is one (`test/global/fixtures.ts`): a new cluster's initdb
+  // takes seconds, and these tests are about the thread, not about a first start.
   const open = async (dataDir: string | null = null) => {
-    const thread = await PgliteThread.open(dataDir);
+    const thread = await PgliteThread.open(dataDir, dataDir ? null : providedOrNull('databaseImage'));
     opened.push(thread);
     return thread;
   };

@@ -16,7 +16,7 @@ import {
 
 const port = parentPort;
 if (!port) throw new Error('pglite-thread.worker.ts runs only as a worker thread');
-const { dataDir } = workerData as { dataDir: string | null };
+const { dataDir, image } = workerData as { dataDir: string | null; image: string | null };
 
 /**
  * The data directory is private (directories 0700, files 0600: src/lib/private-dir.ts), but PGlite's file system
@@ -41,7 +41,10 @@ interface OpenTransaction {
 /** Thrown inside a transaction's callback to have PGlite roll it back. */
 const ROLLBACK = Symbol('rollback');
 
-const pg = await PGlite.create(dataDir ?? undefined);
+const pg = await PGlite.create({
+  ...(dataDir ? { dataDir } : {}),
+  ...(image ? { loadDataDir: new Blob([fs.readFileSync(image)]) } : {}),
+});
 // The triggers of migration 0008 tell this session which accounts' transactions each commit changed; PGlite hands a
 // notification to its listener (a microtask) before the statement that caused it answers, so the main thread hears
 // of a change before the writer hears its commit.

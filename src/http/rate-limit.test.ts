@@ -8,8 +8,8 @@ import {
   type TestContext,
   toWindowStart,
 } from '../../test/harness.ts';
+import { ManualClock } from '../../test/support/clock.ts';
 import { PostgresRateLimitStore } from '../db/rate-limits.ts';
-import { ManualClock } from '../lib/time.ts';
 import { runAccountsCommand } from '../modules/accounts/accounts.cli.ts';
 
 let ctx: TestContext;

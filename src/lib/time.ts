@@ -5,20 +5,6 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
-/** A clock tests can move forward: real time plus an offset, so timers and backoffs still run. */
-export class ManualClock implements Clock {
-  private offset: number;
-  constructor(start: Date = new Date()) {
-    this.offset = start.getTime() - Date.now();
-  }
-  now(): Date {
-    return new Date(Date.now() + this.offset);
-  }
-  advance(ms: number): void {
-    this.offset += ms;
-  }
-}
-
 /**
  * ISO 8601 UTC with milliseconds, as every timestamp of the interface: what `toISOString` writes for years 0–9999,
  * put together from the UTC fields, which takes a third of `toISOString`'s time (each answer has several).

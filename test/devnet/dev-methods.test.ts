@@ -8,13 +8,6 @@
 import { randomBytes } from 'node:crypto';
 import { type Address, getAddress, type Hex, toHex } from 'viem';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  chainView,
-  confidentialTransfer,
-  fund,
-  newWallet,
-  type Wallet,
-} from '../../src/adapters/chain/embedded.fixtures.ts';
 import { signTransaction } from '../../src/adapters/chain/tx.ts';
 import type { Network } from '../../src/adapters/chain/types.ts';
 import { encodeConfidentialTransfer } from '../../src/adapters/confidential/helpers.ts';
@@ -29,6 +22,7 @@ import {
   waitForOutput,
   waitGone,
 } from '../faults/service.ts';
+import { chainView, confidentialTransfer, fund, newWallet, type Wallet } from '../support/chain-fixtures.ts';
 
 /** Each test starts a devnet process twice (a start is ~5 s on a quiet machine, ~25 s on a loaded one). */
 const TWO_STARTS_MS = 180_000;

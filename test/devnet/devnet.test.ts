@@ -18,12 +18,6 @@ import { Contract, JsonRpcProvider } from 'ethers';
 import { type Address, getAddress, toHex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  chainView,
-  confidentialTransfer,
-  fund,
-  newWallet,
-} from '../../src/adapters/chain/embedded.fixtures.ts';
 import { sendTransactionOrThrow } from '../../src/adapters/chain/tx.ts';
 import { createMockFhevmClient } from '../../src/adapters/confidential/fhevm-mock-client.ts';
 import { createFhevmRail } from '../../src/adapters/confidential/fhevm-rail.ts';
@@ -45,6 +39,7 @@ import {
   readDevnetEnv,
   request,
   type ServiceProcess,
+  seededDataDir,
   signupWithKey,
   spawnService,
   stopGracefully,
@@ -53,6 +48,7 @@ import {
   waitReady,
   waitTerminal,
 } from '../faults/service.ts';
+import { chainView, confidentialTransfer, fund, newWallet } from '../support/chain-fixtures.ts';
 
 const running: ServiceProcess[] = [];
 afterAll(async () => {
@@ -273,7 +269,7 @@ describe('sealpay devnet', () => {
   });
 
   it('serves a NETWORK=devnet service that moves money, and keeps its state through kill -9', async () => {
-    const serviceDir = freshDataDir('sealpay-devnet-service-');
+    const serviceDir = seededDataDir('sealpay-devnet-service-');
     const service = await spawnService({
       dataDir: serviceDir,
       env: { ...LOAD_ENV, ...settings, MASTER_KEY: randomBytes(32).toString('hex') },

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { buildOpenApiDocument } from '../../scripts/openapi.ts';
+import { TIERS } from '../tiers.ts';
 import { readRecorded, unproducedCodes } from './gaps.ts';
 
 declare module 'vitest' {
@@ -25,8 +26,13 @@ export default async function setup(project: TestProject) {
     try {
       const state = project.vitest.state;
       const ran = new Set(state.getFilepaths());
-      const { testFiles } = await project.globTestFiles();
-      const whole = testFiles.length > 0 && testFiles.every((file) => ran.has(file));
+      // The whole suite: every tier selected (`--project` narrows the run) and every file of each run.
+      const selected = project.vitest.projects;
+      const testFiles = (
+        await Promise.all(selected.map(async (tier) => (await tier.globTestFiles()).testFiles))
+      ).flat();
+      const everyTier = Object.keys(TIERS).every((tier) => selected.some((each) => each.name === tier));
+      const whole = everyTier && testFiles.length > 0 && testFiles.every((file) => ran.has(file));
       const passed =
         state.getCountOfFailedTests() === 0 &&
         state.getFailedFilepaths().length === 0 &&

@@ -18,6 +18,7 @@ import {
   readDevnetEnv,
   request,
   type ServiceProcess,
+  seededDataDir,
   signupWithKey,
   spawnService,
   waitForOutput,
@@ -108,7 +109,7 @@ describe('kill -9 between signing and broadcasting a batch', () => {
     expect(batcher).toMatch(/^0x[0-9a-fA-F]{40}$/);
     const relayed = await startRelay(chainUrl, batcher);
 
-    const serviceDir = freshDataDir('sealpay-batch-service-');
+    const serviceDir = seededDataDir('sealpay-batch-service-');
     const env = {
       ...LOAD_ENV,
       ...settings,

@@ -14,11 +14,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type Api, apiOf, type HttpResponse } from '../api.ts';
 import {
   type Client,
-  freshDataDir,
   kill9,
   LOAD_ENV,
   listAll,
   type ServiceProcess,
+  seededDataDir,
   sleep,
   spawnService,
   TERMINAL,
@@ -92,7 +92,7 @@ describe('kill -9 during webhook delivery and while following the chain', () => 
   it('loses no event, repeats one only under its webhook-id, and records each transfer once per side', async () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-    const dataDir = freshDataDir('sealpay-events-kill9-');
+    const dataDir = seededDataDir('sealpay-events-kill9-');
     service = await start(dataDir);
     const port = service.port;
     // Over real HTTP to the process; a restart keeps the port, so the same origin throughout.

@@ -19,12 +19,12 @@ import { type ChainView, checkInvariants, type RawLog, seededDraws, type TxView 
 import {
   type Client,
   createWallet,
-  freshDataDir,
   kill9,
   LOAD_ENV,
   listAll,
   request,
   type ServiceProcess,
+  seededDataDir,
   signupWithKey,
   sleep,
   spawnService,
@@ -64,7 +64,7 @@ async function rpc(baseUrl: string, method: string, params: unknown[]): Promise<
 
 describe('kill -9 at random moments', () => {
   it(`every transaction ends terminal, nothing is sent twice, balances match (seed ${SEED})`, async () => {
-    const dataDir = freshDataDir('sealpay-kill9-');
+    const dataDir = seededDataDir('sealpay-kill9-');
     service = await spawnService({ dataDir, env: LOAD_ENV });
     await waitReady(service);
     const baseline = BigInt((await rpc(service.baseUrl, 'eth_blockNumber', [])) as string);

@@ -11,12 +11,12 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { acquirePidLock, LockHeldError } from '../../src/lib/pid-lock.ts';
 import {
-  freshDataDir,
   kill9,
   MAIN,
   ROOT,
   request,
   type ServiceProcess,
+  seededDataDir,
   signupWithKey,
   spawnService,
   stopGracefully,
@@ -68,7 +68,7 @@ describe('the pid lock', () => {
 describe('operator commands while the service runs', () => {
   // Five service starts and seven CLI runs: ~53 s on a busy 2-core machine (on main too), hence 180 s.
   it('disable and enable take effect at once, survive SIGTERM and kill -9; a second start is refused', async () => {
-    const dataDir = freshDataDir('sealpay-operator-');
+    const dataDir = seededDataDir('sealpay-operator-');
     let service = await start(dataDir);
     const alice = await signupWithKey(service.baseUrl);
     expect((await me(service, alice.headers)).status).toBe(200);

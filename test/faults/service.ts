@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { Address } from 'viem';
 import { createRemoteNetwork } from '../../src/adapters/chain/remote.ts';
 import type { Network } from '../../src/adapters/chain/types.ts';
+import { providedOrNull } from '../support/provided.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const MAIN = join(ROOT, 'src', 'main.ts');
@@ -32,6 +33,26 @@ export const STARTUP_TIMEOUT_MS = 300_000;
 
 export function freshDataDir(prefix = 'sealpay-bench-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/**
+ * A new data directory holding a copy of the run's template (`test/global/fixtures.ts`): the embedded chain
+ * deployed and the embedded database migrated, as a first start leaves them. A service started on it skips
+ * PGlite's initdb and the contracts' deployment (seconds each on the 2-core machine), for files whose subject is
+ * not the first start. Outside the suite (the benchmarks) there is no template: the directory is empty, as
+ * `freshDataDir`'s.
+ */
+export function seededDataDir(prefix: string): string {
+  const dataDir = freshDataDir(prefix);
+  const template = providedOrNull('chainTemplate');
+  if (template) {
+    cpSync(template, dataDir, {
+      recursive: true,
+      // The engine's IPC socket and the locks belong to the process that made the template.
+      filter: (source) => !/[/\\](anvil|lock|database\.lock)$/.test(source),
+    });
+  }
+  return dataDir;
 }
 
 /**

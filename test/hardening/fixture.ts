@@ -3,7 +3,7 @@
  * funded custodial wallet with confidential funds, a transaction and an escrowed letter each. Shared by the fuzzer
  * and the authorization matrix (another account's ids come from the second holder).
  */
-import { cookieOf, SoftwareAuthenticator } from '../../src/modules/security/testkit.ts';
+
 import { startWorker } from '../../src/worker/worker.ts';
 import {
   apiKeyOf,
@@ -15,6 +15,8 @@ import {
   type TestOptions,
   waitForStatus,
 } from '../harness.ts';
+import { cookieOf } from '../support/cookies.ts';
+import { SoftwareAuthenticator } from '../support/webauthn.ts';
 
 /** Budgets raised so a suite of thousands of requests is never answered 429 (the limiter still runs). */
 export const UNLIMITED_ENV: Readonly<Record<string, string>> = {

@@ -20,13 +20,15 @@ import { rows } from '../../src/db/client.ts';
 import type { Deps } from '../../src/deps.ts';
 import { configuredSecrets, createRedactor, loggerOptions } from '../../src/http/logger.ts';
 import type { App } from '../../src/http/types.ts';
-import { ManualClock } from '../../src/lib/time.ts';
 import { deliverDueEmails } from '../../src/modules/notifications/notifications.service.ts';
-import { cookieOf, SoftwareAuthenticator, totpCode } from '../../src/modules/security/testkit.ts';
 import { closeDeps, createDeps } from '../../src/runtime.ts';
 import { startWorker } from '../../src/worker/worker.ts';
 import { apiOf, successOf } from '../api.ts';
 import { openTestDatabase, sessionCookieOf, waitForStatus } from '../harness.ts';
+import { ManualClock } from '../support/clock.ts';
+import { cookieOf } from '../support/cookies.ts';
+import { totpCode } from '../support/totp.ts';
+import { SoftwareAuthenticator } from '../support/webauthn.ts';
 import { decodeWalletKeyNota, webCryptoDecrypt, webCryptoNota } from '../wallet-key-nota.ts';
 import { RECIPIENT, UNLIMITED_ENV } from './fixture.ts';
 

@@ -13,11 +13,11 @@ import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/client.ts';
 import type { App } from '../../src/http/types.ts';
-import { ManualClock } from '../../src/lib/time.ts';
 import { SESSION_TTL_MS } from '../../src/modules/accounts/accounts.repository.ts';
 import { closeDeps, createDeps } from '../../src/runtime.ts';
 import { REFUSING_PORT } from '../faults/service.ts';
 import { apiKeyOf, openTestDatabase, signup, toWindowStart } from '../harness.ts';
+import { ManualClock } from '../support/clock.ts';
 
 const READS_PER_MINUTE = 6;
 

@@ -15,6 +15,7 @@ import {
   toFunctionSignature,
 } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fund, newWallet, redeem, type Wallet } from '../../../test/support/chain-fixtures.ts';
 import {
   decryptConfidentialBalance,
   encodeConfidentialTransfer,
@@ -35,7 +36,6 @@ import {
   loadArtifact,
   stablecoinAbi,
 } from './contracts.ts';
-import { fund, newWallet, redeem, type Wallet } from './embedded.fixtures.ts';
 import { createEmbeddedNetwork, type EmbeddedNetwork } from './embedded.ts';
 import { sendTransaction, sendTransactionOrThrow } from './tx.ts';
 

@@ -13,11 +13,17 @@ import { type Address, type Hex, parseEther } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  type ChainView,
+  chainView,
+  confidentialTransfer,
+  fund,
+  newWallet,
+} from '../../../test/support/chain-fixtures.ts';
+import {
   decryptConfidentialBalance,
   getGasBalance,
   verifyConfidentialTransfer,
 } from '../confidential/helpers.ts';
-import { type ChainView, chainView, confidentialTransfer, fund, newWallet } from './embedded.fixtures.ts';
 import { createEmbeddedNetwork, type EmbeddedNetwork } from './embedded.ts';
 import { sendTransactionOrThrow } from './tx.ts';
 
@@ -237,7 +243,7 @@ describe('embedded network after kill -9', () => {
     const dataDir = tempDir();
     const child = spawn(
       process.execPath,
-      [fileURLToPath(new URL('./embedded.crash-child.ts', import.meta.url)), dataDir],
+      [fileURLToPath(new URL('../../../test/children/embedded-crash.ts', import.meta.url)), dataDir],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let sent = 0;

@@ -28,7 +28,7 @@ import {
   fund,
   newWallet,
   type Wallet,
-} from './embedded.fixtures.ts';
+} from '../../../test/support/chain-fixtures.ts';
 import { createEmbeddedNetwork, type EmbeddedNetwork, type EmbeddedNetworkOptions } from './embedded.ts';
 import { listSnapshots, readSnapshot, writeSnapshot } from './snapshot.ts';
 import { sendTransactionOrThrow } from './tx.ts';
@@ -59,7 +59,7 @@ function startChild(dataDir: string, every: number, sender: Wallet, recipient: W
   const child = spawn(
     process.execPath,
     [
-      fileURLToPath(new URL('./snapshot.crash-child.ts', import.meta.url)),
+      fileURLToPath(new URL('../../../test/children/snapshot-crash.ts', import.meta.url)),
       dataDir,
       String(every),
       sender.privateKey,

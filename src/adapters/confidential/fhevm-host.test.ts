@@ -14,7 +14,7 @@ import { gunzipSync } from 'node:zlib';
 import { Wallet } from 'ethers';
 import { type Abi, type Address, decodeFunctionResult, encodeFunctionData, getAddress, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { confidentialTransfer, fund, newWallet, redeem } from '../chain/embedded.fixtures.ts';
+import { confidentialTransfer, fund, newWallet, redeem } from '../../../test/support/chain-fixtures.ts';
 import { createEmbeddedNetwork, type EmbeddedNetwork } from '../chain/embedded.ts';
 import { handleJsonRpcBody } from '../chain/jsonrpc.ts';
 import { CLIENT_VERSION } from '../chain/node-identity.ts';

@@ -10,11 +10,11 @@ import {
   type TestContext,
   toWindowStart,
 } from '../../../test/harness.ts';
+import { totpCode } from '../../../test/support/totp.ts';
 import { emailOutbox, passwordResets } from '../../db/schema/index.ts';
 import { sha256Hex } from '../../lib/secrets.ts';
 import { runAccountsCommand } from '../accounts/accounts.cli.ts';
 import { deliverDueEmails } from '../notifications/notifications.service.ts';
-import { totpCode } from '../security/testkit.ts';
 import { FORGOT_ANSWER_FLOOR_MS, RESETS_PER_ADDRESS_PER_HOUR } from './password-reset.service.ts';
 
 let ctx: TestContext;

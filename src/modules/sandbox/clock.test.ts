@@ -10,10 +10,10 @@ import {
   type TestContext,
   toWindowStart,
 } from '../../../test/harness.ts';
+import { totpCode } from '../../../test/support/totp.ts';
 import { rows } from '../../db/client.ts';
 import { DatabaseClock } from '../../db/test-clock.ts';
 import { systemClock } from '../../lib/time.ts';
-import { totpCode } from '../security/testkit.ts';
 
 const SECRET = 'operator-clock-secret';
 const HOUR = 3600;

@@ -8,7 +8,8 @@ import {
   signup,
   type TestContext,
 } from '../../../test/harness.ts';
-import { cookieOf, SoftwareAuthenticator } from './testkit.ts';
+import { cookieOf } from '../../../test/support/cookies.ts';
+import { SoftwareAuthenticator } from '../../../test/support/webauthn.ts';
 
 let ctx: TestContext;
 const api = apiOf(() => ctx.app);

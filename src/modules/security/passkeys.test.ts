@@ -11,9 +11,14 @@ import {
   type TestContext,
   toWindowStart,
 } from '../../../test/harness.ts';
+import { cookieOf } from '../../../test/support/cookies.ts';
+import {
+  type AssertionJSON,
+  type CeremonyOverrides,
+  SoftwareAuthenticator,
+} from '../../../test/support/webauthn.ts';
 import { passkeys } from '../../db/schema/index.ts';
 import { runAccountsCommand } from '../accounts/accounts.cli.ts';
-import { type AssertionJSON, type CeremonyOverrides, cookieOf, SoftwareAuthenticator } from './testkit.ts';
 
 let ctx: TestContext;
 const api = apiOf(() => ctx.app);

@@ -9,10 +9,10 @@ import {
   signup,
   type TestContext,
 } from '../../../test/harness.ts';
+import { totpCode } from '../../../test/support/totp.ts';
 import { users } from '../../db/schema/index.ts';
 import { deliverDueEmails } from '../notifications/notifications.service.ts';
 import { hashRecoveryCode, normalizeRecoveryCode } from './recovery-codes.ts';
-import { totpCode } from './testkit.ts';
 
 let ctx: TestContext;
 const api = apiOf(() => ctx.app);

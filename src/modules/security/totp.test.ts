@@ -10,9 +10,9 @@ import {
   signup,
   type TestContext,
 } from '../../../test/harness.ts';
+import { totpCode, wrongTotpCode } from '../../../test/support/totp.ts';
 import { pendingTotpLogins, users } from '../../db/schema/index.ts';
 import { runAccountsCommand } from '../accounts/accounts.cli.ts';
-import { totpCode, wrongTotpCode } from './testkit.ts';
 import { matchTotpStep } from './totp.ts';
 
 let ctx: TestContext;

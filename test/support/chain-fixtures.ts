@@ -1,10 +1,12 @@
 /**
- * Test helpers (not tests) for the embedded network and the devnet: wallets, money moves, and a view of the chain
+ * Test helpers for the embedded network and the devnet: wallets, money moves, and a view of the chain
  * to compare before and after a restart. Shared by the tests and their crash children (processes killed with
  * SIGKILL).
  */
 import { type Address, type Hex, parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { sendTransactionOrThrow } from '../../src/adapters/chain/tx.ts';
+import type { Network } from '../../src/adapters/chain/types.ts';
 import {
   decryptConfidentialBalance,
   encodeApprove,
@@ -17,9 +19,7 @@ import {
   getConfidentialBalanceHandle,
   getGasBalance,
   getStablecoinBalance,
-} from '../confidential/helpers.ts';
-import { sendTransactionOrThrow } from './tx.ts';
-import type { Network } from './types.ts';
+} from '../../src/adapters/confidential/helpers.ts';
 
 /** A test wallet: an address and its private key. */
 export interface Wallet {
