@@ -106,6 +106,7 @@ export const TIERS = {
     'test/faults/grant-fault.test.ts',
     'test/faults/injected.test.ts',
     'test/faults/rpc-outage.test.ts',
+    'test/global/fixtures.test.ts',
     'test/hardening/secret-scan.test.ts',
     'test/scaleout/api-processes.test.ts',
   ],
