@@ -42,7 +42,10 @@ echo "== starting the service on $E2E_BASE_URL (DATA_DIR $DATA_DIR)"
 # Every test signs up accounts of its own, all from this machine's one address: the suite needs more than the
 # default 30 signups an hour per IP (src/modules/accounts/accounts.test.ts tests that limit).
 # setsid: the service gets its own process group, stopped as a whole at the end.
-PORT="$PORT" DATA_DIR="$DATA_DIR" PUBLIC_ORIGIN="$E2E_BASE_URL" LOG_LEVEL=warn \
+# The sandbox's test clock takes this secret (X-Sweep-Secret): the lock-out test moves the clock past its window, so
+# the IP it locked (every test's, 127.0.0.1) logs in again for the files after it.
+export E2E_SWEEP_SECRET="${E2E_SWEEP_SECRET:-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')}"
+PORT="$PORT" DATA_DIR="$DATA_DIR" PUBLIC_ORIGIN="$E2E_BASE_URL" LOG_LEVEL=warn SWEEP_SECRET="$E2E_SWEEP_SECRET" \
   RATE_LIMIT_SIGNUPS_PER_HOUR="${RATE_LIMIT_SIGNUPS_PER_HOUR:-300}" \
   setsid npm start >"$LOG" 2>&1 &
 SERVICE_PID=$!
