@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -16,7 +16,7 @@ import { findWalletById } from '../src/modules/wallets/wallets.repository.ts';
 import { closeDeps, createDeps } from '../src/runtime.ts';
 import { startWorker } from '../src/worker/worker.ts';
 import { ManualClock } from './support/clock.ts';
-import { providedOrNull } from './support/provided.ts';
+import { copyFromTemplate, providedOrNull } from './support/provided.ts';
 
 const silentLogger = {
   info: () => {},
@@ -95,14 +95,7 @@ export interface TestOptions {
  * where the run made no template. Returns whether it copied.
  */
 export function seedChain(dataDir: string): boolean {
-  const template = providedOrNull('chainTemplate');
-  if (!template) return false;
-  cpSync(join(template, 'chain'), join(dataDir, 'chain'), {
-    recursive: true,
-    // The engine's IPC socket and the process lock belong to the process that made the template.
-    filter: (source) => !/[/\\](anvil|lock)$/.test(source),
-  });
-  return true;
+  return copyFromTemplate('chain', dataDir);
 }
 
 export async function createTestContext(options: TestOptions = {}): Promise<TestContext> {

@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { cpSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { Address } from 'viem';
 import { createRemoteNetwork } from '../../src/adapters/chain/remote.ts';
 import type { Network } from '../../src/adapters/chain/types.ts';
-import { providedOrNull } from '../support/provided.ts';
+import { copyFromTemplate } from '../support/provided.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const MAIN = join(ROOT, 'src', 'main.ts');
@@ -44,14 +44,7 @@ export function freshDataDir(prefix = 'sealpay-bench-'): string {
  */
 export function seededDataDir(prefix: string): string {
   const dataDir = freshDataDir(prefix);
-  const template = providedOrNull('chainTemplate');
-  if (template) {
-    cpSync(template, dataDir, {
-      recursive: true,
-      // The engine's IPC socket and the locks belong to the process that made the template.
-      filter: (source) => !/[/\\](anvil|lock|database\.lock)$/.test(source),
-    });
-  }
+  copyFromTemplate('', dataDir);
   return dataDir;
 }
 
